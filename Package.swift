@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "MappedKV",
+    products: [
+        .library(name: "MappedKV", targets: ["MappedKV"]),
+        .library(name: "MappedKVFormat", targets: ["MappedKVFormat"]),
+        .executable(name: "mappedkv", targets: ["mappedkv"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C system libraries: thin module maps, linked through pkg-config.
+        .systemLibrary(
+            name: "CLibCrypto",
+            path: "Sources/CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        // Layer 1: the file format. Pure: no I/O.
+        .target(name: "MappedKVFormat", dependencies: ["CZlib"]),
+        // Layer 2: cryptography through libcrypto.
+        .target(name: "MappedKVCrypto", dependencies: ["CLibCrypto"]),
+        // Layer 3: files, mappings and locks.
+        .target(name: "MappedKVIO"),
+        // Layer 4 and 5: the store and its public API.
+        .target(
+            name: "MappedKV",
+            dependencies: [
+                "MappedKVFormat",
+                "MappedKVCrypto",
+                "MappedKVIO",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Layer 6: the command-line tool.
+        .executableTarget(
+            name: "mappedkv",
+            dependencies: [
+                "MappedKV",
+                "MappedKVFormat",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat"]),
+        .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat"]),
+        .testTarget(name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKVFormat"]),
+    ]
+)

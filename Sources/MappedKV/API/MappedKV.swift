@@ -1,0 +1,159 @@
+import Logging
+import MappedKVFormat
+import Synchronization
+
+/// A memory-mapped key-value store, file-compatible with MMKV 2.x.
+///
+/// Each store is a pair of files, `<directory>/<id>` (an append log of records) and
+/// `<directory>/<id>.crc` (the meta: CRC, size, sequence). Setting a key appends a record; the
+/// last record of a key wins; when the file is full the live records are compacted and the file
+/// doubles. Reads are served from process memory.
+///
+/// One instance may be used from many threads; every call is serialized by an internal lock.
+///
+/// ```swift
+/// let store = try MappedKV(id: "settings", directory: "/var/lib/myapp")
+/// try store.set(Int32(3), forKey: "retries")
+/// try store.set("eu-west", forKey: "region")
+/// let retries = try store.int32(forKey: "retries") ?? 1
+/// ```
+public final class MappedKV: Sendable {
+    /// Where the store's files are.
+    public let location: StoreLocation
+    /// How the store was opened.
+    public let configuration: Configuration
+    private let core: Mutex<StoreCore>
+
+    /// A logger that discards everything: the default when none is injected.
+    public static let silentLogger = Logger(label: "MappedKV", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Opens the store `id` in `directory`, creating it if needed (unless read-only).
+    ///
+    /// The open loads and checks the whole store first; if that fails it throws and leaves both
+    /// files exactly as they were.
+    ///
+    /// - Parameters:
+    ///   - id: the store's ID; IDs with `\ / : * ? " < > |` are hashed into a file name as MMKV does.
+    ///   - directory: the root directory; missing directories are created (mode 0700).
+    ///   - configuration: read-only mode and expected capacity.
+    ///   - logger: where the store logs (debug for normal events, error for damage); silent by default.
+    public init(
+        id: String, directory: String, configuration: Configuration = Configuration(), logger: Logger? = nil
+    ) throws(MappedKVError) {
+        let location = try StoreLocation(id: id, directory: directory)
+        var logger = logger ?? MappedKV.silentLogger
+        logger[metadataKey: "store"] = "\(id)"
+        self.location = location
+        self.configuration = configuration
+        self.core = Mutex(try StoreCore(location: location, configuration: configuration, logger: logger))
+    }
+
+    // MARK: Values
+
+    /// Stores `value` under `key`, replacing any previous value.
+    ///
+    /// - Throws: ``MappedKVError/invalidKey(_:)`` for an empty key or one over 16 KiB,
+    ///   ``MappedKVError/valueTooLarge(_:)`` for 2 GiB or more, or an I/O error.
+    public func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in try core.set(value, forKey: key) }
+    }
+
+    /// The value of `key` decoded as `type`, or nil if the key is absent.
+    ///
+    /// The file stores no types: reading a key as a different type than it was written decodes
+    /// its bytes anyway, as MMKV does, or throws ``MappedKVError/valueDecodingFailed(key:type:reason:)``.
+    public func value<V: PayloadCodable & Sendable>(forKey key: String, as type: V.Type = V.self) throws(MappedKVError) -> V? {
+        try core.withLock { (core) throws(MappedKVError) -> V? in try core.value(V.self, forKey: key) }
+    }
+
+    /// The value of `key` decoded as `V`, or `defaultValue` if the key is absent.
+    public func value<V: PayloadCodable & Sendable>(forKey key: String, default defaultValue: V) throws(MappedKVError) -> V {
+        try value(forKey: key, as: V.self) ?? defaultValue
+    }
+
+    /// The stored payload bytes of `key` (the type-specific encoding of MMKV-FORMAT.md 2.5), or nil.
+    public func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
+        try core.withLock { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
+    }
+
+    /// The size of the value of `key`: for a string or bytes payload (`varint(n)` then n bytes) n,
+    /// otherwise the payload length, as MMKV's `getValueSize(key, actualSize: true)`; nil if absent.
+    /// With `actualSize` false, always the payload length.
+    public func valueSize(forKey key: String, actualSize: Bool = true) throws(MappedKVError) -> Int? {
+        guard let payload = try payload(forKey: key) else { return nil }
+        guard actualSize else { return payload.count }
+        return payload.withUnsafeBytes { bytes in
+            var cursor = ByteCursor(bytes)
+            if let length = try? cursor.readLength(), length == cursor.remaining,
+               cursor.position == Varint.size(of: UInt64(length)) {
+                return length
+            }
+            return bytes.count
+        }
+    }
+
+    /// Removes `key`; removing an absent key does nothing.
+    public func removeValue(forKey key: String) throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in try core.remove(key) }
+    }
+
+    /// Whether `key` has a value.
+    public func contains(_ key: String) throws(MappedKVError) -> Bool {
+        try core.withLock { (core) throws(MappedKVError) -> Bool in try core.contains(key) }
+    }
+
+    /// The number of keys.
+    public var count: Int {
+        get throws(MappedKVError) { try core.withLock { (core) throws(MappedKVError) -> Int in try core.count() } }
+    }
+
+    /// Every key, sorted by UTF-8 bytes.
+    public var allKeys: [String] {
+        get throws(MappedKVError) {
+            try core.withLock { (core) throws(MappedKVError) -> [String] in try core.keys() }
+                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+    }
+
+    /// Every key with its stored payload bytes, sorted by key bytes.
+    public func entries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
+        try core.withLock { (core) throws(MappedKVError) -> [(key: String, payload: [UInt8])] in try core.sortedEntries() }
+    }
+
+    // MARK: Files
+
+    /// The data file's size in bytes (MMKV's `totalSize`).
+    public var totalSize: Int {
+        get throws(MappedKVError) { try info().fileSize }
+    }
+
+    /// The used bytes of the data region, excluding the 4-byte header (MMKV's `actualSize`).
+    public var actualSize: Int {
+        get throws(MappedKVError) { try info().actualSize }
+    }
+
+    /// A snapshot of the store's file-level state.
+    public func info() throws(MappedKVError) -> StoreInfo {
+        try core.withLock { (core) throws(MappedKVError) -> StoreInfo in try core.info() }
+    }
+
+    /// Removes every key; the file shrinks to its expected capacity and the sequence increments.
+    public func clearAll() throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in try core.clearAll() }
+    }
+
+    /// Compacts the store and shrinks the file while it is more than twice the size it needs.
+    public func trim() throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in try core.trim() }
+    }
+
+    /// Flushes both files to disk (`msync`). Appends are otherwise left to the kernel, as in MMKV.
+    public func sync() throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in try core.sync() }
+    }
+
+    /// Closes the files. Later calls throw ``MappedKVError/closed(_:)``; closing twice is harmless.
+    public func close() {
+        core.withLock { core in core.close() }
+    }
+}

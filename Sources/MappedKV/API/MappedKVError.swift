@@ -1,0 +1,81 @@
+import MappedKVFormat
+import MappedKVIO
+
+/// Why a store's files could not be loaded.
+public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The meta file could not be parsed.
+    case metaUnreadable(String)
+    /// The used size recorded for the data region does not fit in the data file.
+    case lengthOutOfRange(actualSize: Int, fileSize: Int)
+    /// The CRC of the data region differs from the one in the meta file.
+    case crcMismatch(stored: UInt32, computed: UInt32)
+    /// The CRC matches but the records do not decode (a wrong key, or damage the CRC did not catch).
+    case undecodable(FormatError)
+    /// The data file holds bytes but its meta file is missing.
+    case metaFileMissing
+    /// The meta file records data but the data file is missing.
+    case dataFileMissing
+
+    public var description: String {
+        switch self {
+        case .metaUnreadable(let detail): "meta file unreadable: \(detail)"
+        case .lengthOutOfRange(let size, let fileSize):
+            "actual size \(size) does not fit in a data file of \(fileSize) bytes"
+        case .crcMismatch(let stored, let computed):
+            "CRC mismatch: meta says \(hex(stored)), data has \(hex(computed))"
+        case .undecodable(let error): "records do not decode: \(error)"
+        case .metaFileMissing: "the data file holds data but its .crc meta file is missing"
+        case .dataFileMissing: "the .crc meta file records data but the data file is missing"
+        }
+    }
+}
+
+private func hex(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16)
+    return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+}
+
+/// An error from a MappedKV store.
+public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A key is empty or longer than ``MappedKVFormat/RecordLimits/maximumKeyLength``.
+    case invalidKey(String)
+    /// A value payload is 2 GiB or larger, which MMKV cannot read back.
+    case valueTooLarge(Int)
+    /// An argument (store ID, directory, payload) is unusable.
+    case invalidArgument(String)
+    /// The data region would outgrow what the format can address.
+    case storeFull(String)
+    /// The store's files are damaged or inconsistent; nothing was changed on disk.
+    case corrupted(String, CorruptionReason)
+    /// A read-only store was asked to write.
+    case readOnly
+    /// The store was closed.
+    case closed(String)
+    /// A read-only open found no store.
+    case storeNotFound(String)
+    /// A stored value could not be decoded as the requested type.
+    case valueDecodingFailed(key: String, type: String, reason: String)
+    /// A value could not be encoded (for example a `Codable` value that fails to encode).
+    case valueEncodingFailed(key: String, reason: String)
+    /// The store needs a feature this version does not provide.
+    case unsupported(String)
+    /// A system call failed.
+    case system(SystemError)
+
+    public var description: String {
+        switch self {
+        case .invalidKey(let reason): "invalid key: \(reason)"
+        case .valueTooLarge(let size): "value of \(size) bytes is too large; values must be under 2 GiB"
+        case .invalidArgument(let reason): "invalid argument: \(reason)"
+        case .storeFull(let reason): "store full: \(reason)"
+        case .corrupted(let id, let reason): "store '\(id)' is damaged: \(reason); its files were left unchanged"
+        case .readOnly: "the store is open read-only"
+        case .closed(let reason): reason
+        case .storeNotFound(let path): "no store at \(path)"
+        case .valueDecodingFailed(let key, let type, let reason): "value of '\(key)' is not a valid \(type): \(reason)"
+        case .valueEncodingFailed(let key, let reason): "value for '\(key)' could not be encoded: \(reason)"
+        case .unsupported(let what): "unsupported: \(what)"
+        case .system(let error): error.description
+        }
+    }
+}

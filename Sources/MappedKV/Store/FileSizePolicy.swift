@@ -1,0 +1,43 @@
+import MappedKVFormat
+
+/// MMKV's rules for sizing the data file (MMKV-FORMAT.md section 2.10), as pure functions.
+enum FileSizePolicy {
+    /// The largest data file MappedKV maps: the region is addressed by `UInt32` offsets.
+    static func maximumFileSize(pageSize: Int) -> Int {
+        (RecordLimits.maximumRegionLength + 4) / pageSize * pageSize
+    }
+
+    /// The file size a full write-back needs, by MMKV's doubling and future-usage rule (`expandAndWriteBack`).
+    ///
+    /// - Parameters:
+    ///   - fileSize: the current file size.
+    ///   - liveLength: the holder plus every live record, in bytes.
+    ///   - incomingLength: the record about to be appended after the write-back.
+    ///   - liveCount: the number of live keys.
+    ///   - needSync: false only for the first insert into an empty store.
+    /// - Returns: the new size, or nil if even the largest file could not hold the data.
+    static func sizeForWriteBack(
+        fileSize: Int, liveLength: Int, incomingLength: Int, liveCount: Int, needSync: Bool, pageSize: Int
+    ) -> Int? {
+        let maximum = maximumFileSize(pageSize: pageSize)
+        let needed = liveLength + 4 + incomingLength
+        guard needed < maximum else { return nil }
+        let n = max(1, liveCount + 1)
+        let average = (needed + n - 1) / n
+        let futureUsage = average * max(8, n / 2)
+        var size = max(fileSize, pageSize)
+        if needed >= size || (needSync && needed + futureUsage >= size) {
+            repeat {
+                size *= 2
+            } while needed + futureUsage >= size && size < maximum
+        }
+        return min(size, maximum)
+    }
+
+    /// The file size after `trim()`: halve while more than twice the used bytes, not below `minimum`.
+    static func sizeAfterTrim(fileSize: Int, actualSize: Int, minimum: Int) -> Int {
+        var size = fileSize
+        while size > 2 * (actualSize + 4) && size / 2 >= minimum { size /= 2 }
+        return max(size, minimum)
+    }
+}

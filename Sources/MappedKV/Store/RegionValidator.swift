@@ -1,0 +1,48 @@
+import MappedKVFormat
+
+/// A data region whose size and CRC agree with the meta file.
+struct ValidatedRegion {
+    /// The meta as read, with MMKV's version rules applied.
+    var meta: MetaInfo
+    /// The used size of the data region.
+    var actualSize: Int
+    /// The data file's 4-byte header (the pre-2.4 "old-style actual size").
+    var header: UInt32
+}
+
+/// Checks a store's data file against its meta, in MMKV's order (MMKV-FORMAT.md section 7):
+/// the size must lie inside the file, then the region's CRC must equal the meta CRC.
+///
+/// Pure: it reads the bytes it is given and nothing else.
+enum RegionValidator {
+    /// The data file's header, or 0 when the file is shorter than 4 bytes.
+    static func header(of dataFile: UnsafeRawBufferPointer) -> UInt32 {
+        guard dataFile.count >= 4 else { return 0 }
+        return UInt32(littleEndian: dataFile.loadUnaligned(as: UInt32.self))
+    }
+
+    /// The used size MMKV would take: from the meta from version 3, otherwise from the header.
+    static func actualSize(meta: MetaInfo, header: UInt32) -> Int {
+        Int(meta.holdsActualSize ? meta.actualSize : header)
+    }
+
+    /// Validates `dataFile` (the whole file, header included) against `storedMeta`.
+    static func validate(dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo) -> Result<ValidatedRegion, CorruptionReason> {
+        let meta = storedMeta.normalized
+        let header = header(of: dataFile)
+        let size = actualSize(meta: meta, header: header)
+        let fileSize = dataFile.count
+        // A brand-new, still empty data file holds nothing and claims nothing.
+        if fileSize == 0 && size == 0 {
+            return .success(ValidatedRegion(meta: meta, actualSize: 0, header: 0))
+        }
+        guard size < fileSize && size + 4 <= fileSize else {
+            return .failure(.lengthOutOfRange(actualSize: size, fileSize: fileSize))
+        }
+        let computed = CRC32.update(0, UnsafeRawBufferPointer(rebasing: dataFile[4..<(4 + size)]))
+        guard computed == meta.crcDigest else {
+            return .failure(.crcMismatch(stored: meta.crcDigest, computed: computed))
+        }
+        return .success(ValidatedRegion(meta: meta, actualSize: size, header: header))
+    }
+}

@@ -1,0 +1,48 @@
+import MappedKVFormat
+
+extension StoreCore {
+    /// Decodes the value of `key` as `V`, or returns nil if the key is absent.
+    @inline(__always)
+    func value<V: PayloadCodable>(_ type: V.Type, forKey key: String) throws(MappedKVError) -> V? {
+        guard !isClosed else { throw .closed("the store was closed") }
+        guard let slot = index[IndexKey(key)] else { return nil }
+        do {
+            return try mirror.withRawBytes { (bytes) throws(FormatError) -> V in
+                try V(payload: UnsafeRawBufferPointer(rebasing: bytes[slot.valueRange]))
+            }
+        } catch {
+            throw .valueDecodingFailed(key: key, type: "\(V.self)", reason: error.description)
+        }
+    }
+
+    /// The stored payload bytes of `key`, or nil if the key is absent.
+    func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
+        guard !isClosed else { throw .closed("the store was closed") }
+        guard let slot = index[IndexKey(key)] else { return nil }
+        return Array(mirror[slot.valueRange])
+    }
+
+    /// Every live key with its payload, sorted by key bytes.
+    func sortedEntries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
+        guard !isClosed else { throw .closed("the store was closed") }
+        return index
+            .map { (key: $0.key.string, payload: Array(mirror[$0.value.valueRange])) }
+            .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    }
+
+    /// A snapshot of the file-level state.
+    func info() throws(MappedKVError) -> StoreInfo {
+        guard !isClosed else { throw .closed("the store was closed") }
+        var holderBytes: [UInt8] = []
+        if !mirror.isEmpty {
+            mirror.withUnsafeBytes { bytes in
+                var cursor = ByteCursor(bytes)
+                if (try? cursor.readVarint64()) != nil { holderBytes = Array(bytes[0..<cursor.position]) }
+            }
+        }
+        return StoreInfo(
+            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: meta,
+            fileSize: dataFileSize, actualSize: actualSize, keyCount: index.count, recordCount: recordCount,
+            holder: holderBytes, header: header)
+    }
+}

@@ -1,0 +1,353 @@
+import Logging
+import MappedKVFormat
+import MappedKVIO
+
+/// The store proper: the mapped files, the plaintext mirror of the data region, and the index of live keys.
+///
+/// Not thread-safe: ``MappedKV`` serializes every call. The mirror is a process-private copy of
+/// `data[4 ..< 4 + actualSize]`, so values are never served from the shared mapping; index slots
+/// are offsets into it. Every mutation of the files goes through ``StoreFiles``.
+final class StoreCore {
+    let location: StoreLocation
+    let configuration: Configuration
+    let logger: Logger
+    let pageSize: Int
+    /// The data file size that `clearAll` returns to and `trim` never goes below.
+    let expectedCapacity: Int
+
+    private var files: StoreFiles?
+    private var closedReason: String?
+    /// The meta as this instance last wrote or verified it.
+    private(set) var meta: MetaInfo
+    /// The data file's header as loaded.
+    private(set) var header: UInt32
+    /// The plaintext data region, `[0, actualSize)`.
+    private(set) var mirror: [UInt8]
+    /// The live keys.
+    private(set) var index: [IndexKey: ValueSlot]
+    /// Records decoded at load or appended since, deletions included (for statistics).
+    private(set) var recordCount: Int
+    /// Whether the store's values carry MMKV expiry suffixes (not supported for writing yet).
+    private(set) var hasKeyExpiry: Bool
+    /// A reusable buffer for encoding payloads, so a set allocates nothing once warm.
+    private var scratch: [UInt8] = []
+
+    /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws.
+    init(location: StoreLocation, configuration: Configuration, logger: Logger) throws(MappedKVError) {
+        self.location = location
+        self.configuration = configuration
+        self.logger = logger
+        self.pageSize = PageSize.current
+        self.expectedCapacity = PageSize.roundUp(max(configuration.expectedCapacity, 0), pageSize: pageSize)
+
+        let files = try StoreFiles.open(location, readOnly: configuration.isReadOnly)
+        let storedMeta = try files.readMeta()
+        let region: ValidatedRegion
+        switch RegionValidator.validate(dataFile: files.dataFileBytes, storedMeta: storedMeta) {
+        case .success(let valid): region = valid
+        case .failure(let reason):
+            logger.error("cannot open store", metadata: ["id": "\(location.id)", "reason": "\(reason)"])
+            throw .corrupted(location.id, reason)
+        }
+        let regionBytes = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + region.actualSize)])
+        var mirror = [UInt8](regionBytes)
+        var index: [IndexKey: ValueSlot] = [:]
+        let summary = StoreCore.buildIndex(&index, from: &mirror, start: 0)
+        if let error = summary.error {
+            logger.error("cannot decode store", metadata: ["id": "\(location.id)", "reason": "\(error)"])
+            throw .corrupted(location.id, .undecodable(error))
+        }
+        if !configuration.isReadOnly {
+            try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize)
+        }
+        self.files = files
+        self.meta = region.meta
+        self.header = region.header
+        self.mirror = mirror
+        self.index = index
+        self.recordCount = summary.recordCount
+        self.hasKeyExpiry = region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry)
+        logger.debug("opened store", metadata: [
+            "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(region.actualSize)",
+            "fileSize": "\(files.dataFileSize)", "sequence": "\(region.meta.sequence)",
+        ])
+    }
+
+    /// Decodes records of `mirror` from `start` into `index`; the last record of a key wins.
+    static func buildIndex(_ index: inout [IndexKey: ValueSlot], from mirror: inout [UInt8], start: Int) -> DecodeSummary {
+        mirror.withUnsafeBytes { bytes in
+            RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
+                let key = IndexKey(String(decoding: bytes[record.keyRange], as: UTF8.self))
+                if record.isDeletion {
+                    index.removeValue(forKey: key)
+                } else {
+                    index[key] = ValueSlot(
+                        recordStart: UInt32(record.start), valueStart: UInt32(record.valueStart),
+                        valueLength: UInt32(record.valueLength))
+                }
+            }
+        }
+    }
+
+    // MARK: State checks
+
+    private func openFiles() throws(MappedKVError) -> StoreFiles {
+        guard let files else { throw .closed(closedReason ?? "the store was closed") }
+        return files
+    }
+
+    private func writableFiles() throws(MappedKVError) -> StoreFiles {
+        let files = try openFiles()
+        guard !configuration.isReadOnly else { throw .readOnly }
+        guard !hasKeyExpiry else {
+            throw .unsupported("the store has MMKV key expiry enabled; writing such stores is not supported yet")
+        }
+        return files
+    }
+
+    /// Closes the files after an I/O failure left them in an unknown state, so nothing writes on top.
+    private func poison(_ error: MappedKVError) -> MappedKVError {
+        logger.error("store failed; closing it", metadata: ["id": "\(location.id)", "error": "\(error)"])
+        files?.close()
+        files = nil
+        closedReason = "the store was closed after an I/O failure: \(error)"
+        return error
+    }
+
+    var isClosed: Bool { files == nil }
+    var dataFileSize: Int { files?.dataFileSize ?? 0 }
+    var actualSize: Int { mirror.count }
+
+    // MARK: Reads
+
+    /// Calls `body` with the payload of `key`, or returns nil if the key is absent.
+    @inline(__always)
+    func withPayload<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard files != nil else { throw MappedKVError.closed(closedReason ?? "the store was closed") }
+        guard let slot = index[IndexKey(key)] else { return nil }
+        return try mirror.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[slot.valueRange])) }
+    }
+
+    /// Every live key, in no particular order.
+    func keys() throws(MappedKVError) -> [String] {
+        _ = try openFiles()
+        return index.keys.map(\.string)
+    }
+
+    /// The number of live keys.
+    func count() throws(MappedKVError) -> Int {
+        _ = try openFiles()
+        return index.count
+    }
+
+    /// Whether `key` is live.
+    func contains(_ key: String) throws(MappedKVError) -> Bool {
+        _ = try openFiles()
+        return index[IndexKey(key)] != nil
+    }
+
+    // MARK: Writes
+
+    /// Encodes `value` and appends it as the new record of `key`.
+    func set<V: PayloadCodable>(_ value: V, forKey key: String) throws(MappedKVError) {
+        var buffer = scratch
+        scratch = []
+        defer {
+            buffer.removeAll(keepingCapacity: true)
+            scratch = buffer
+        }
+        buffer.removeAll(keepingCapacity: true)
+        value.encodePayload(into: &buffer)
+        try buffer.withRawBytes { (payload) throws(MappedKVError) in try setPayload(payload, forKey: key) }
+    }
+
+    /// Appends a record holding `payload` for `key`.
+    func setPayload(_ payload: UnsafeRawBufferPointer, forKey key: String) throws(MappedKVError) {
+        try Self.validate(key: key)
+        guard !payload.isEmpty else {
+            throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
+        }
+        guard payload.count <= RecordLimits.maximumValueLength else { throw .valueTooLarge(payload.count) }
+        let files = try writableFiles()
+        let indexKey = IndexKey(key)
+        let keyLength = key.utf8.count
+        let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: payload.count)
+        if index.isEmpty || recordLength >= spaceLeft(files) {
+            try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
+        }
+        let start = mirror.count
+        Varint.append(UInt64(keyLength), to: &mirror)
+        mirror.append(contentsOf: key.utf8)
+        Varint.append(UInt64(payload.count), to: &mirror)
+        let valueStart = mirror.count
+        mirror.append(contentsOf: payload)
+        commitAppend(files, from: start)
+        index[indexKey] = ValueSlot(
+            recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(payload.count))
+    }
+
+    /// Removes `key`; an absent key is not an error.
+    func remove(_ key: String) throws(MappedKVError) {
+        try Self.validate(key: key)
+        let files = try writableFiles()
+        let indexKey = IndexKey(key)
+        guard index.removeValue(forKey: indexKey) != nil else { return }
+        let keyLength = key.utf8.count
+        let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
+        if recordLength < spaceLeft(files) {
+            let start = mirror.count
+            Varint.append(UInt64(keyLength), to: &mirror)
+            mirror.append(contentsOf: key.utf8)
+            mirror.append(0)
+            commitAppend(files, from: start)
+        } else if index.isEmpty {
+            try clearAll()
+        } else {
+            // The compaction drops the key, so no deletion record is needed.
+            try writeBack(files, incomingLength: 0, needSync: true)
+        }
+    }
+
+    /// Empties the store: the file returns to its expected capacity and the sequence increments.
+    func clearAll() throws(MappedKVError) {
+        let files = try writableFiles()
+        guard !(files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty) else { return }
+        let oldLength = mirror.count
+        do {
+            if files.dataFileSize != expectedCapacity { try files.resizeData(to: expectedCapacity) }
+            var newMeta = meta
+            let write = newMeta.update(actualSize: 0, crc: 0, increasesSequence: true)
+            files.writeMeta(newMeta, write)
+            try files.synchronizeMeta()
+            meta = newMeta
+        } catch {
+            throw poison(error)
+        }
+        // Unlike MMKV, do not leave the old records readable in the first page.
+        files.zeroRegion(0..<oldLength)
+        mirror = []
+        index = [:]
+        recordCount = 0
+        logger.debug("cleared store", metadata: ["id": "\(location.id)", "sequence": "\(meta.sequence)"])
+    }
+
+    /// Compacts the store and shrinks its file while it is more than twice the size it needs.
+    func trim() throws(MappedKVError) {
+        let files = try writableFiles()
+        if mirror.isEmpty || index.isEmpty { return try clearAll() }
+        guard files.dataFileSize > expectedCapacity else { return }
+        let currentSize = files.dataFileSize
+        let minimum = expectedCapacity
+        try rewrite(files, needSync: true) { length in
+            FileSizePolicy.sizeAfterTrim(fileSize: currentSize, actualSize: length, minimum: minimum)
+        }
+    }
+
+    /// Flushes both files to disk.
+    func sync() throws(MappedKVError) {
+        let files = try openFiles()
+        guard !configuration.isReadOnly else { return }
+        try files.synchronizeData()
+        try files.synchronizeMeta()
+    }
+
+    /// Closes the files; later calls fail with ``MappedKVError/closed(_:)``.
+    func close() {
+        files?.close()
+        files = nil
+        closedReason = "the store was closed"
+        mirror = []
+        index = [:]
+    }
+
+    // MARK: Internals
+
+    static func validate(key: String) throws(MappedKVError) {
+        let length = key.utf8.count
+        guard length > 0 else { throw .invalidKey("key is empty") }
+        guard length <= RecordLimits.maximumKeyLength else {
+            throw .invalidKey("key is \(length) bytes; the limit is \(RecordLimits.maximumKeyLength)")
+        }
+    }
+
+    private func spaceLeft(_ files: StoreFiles) -> Int { files.dataFileSize - 4 - mirror.count }
+
+    /// Writes `mirror[start...]` to the file and updates the CRC and size in the meta (two 4-byte stores).
+    private func commitAppend(_ files: StoreFiles, from start: Int) {
+        mirror.withUnsafeBytes { bytes in
+            let appended = UnsafeRawBufferPointer(rebasing: bytes[start...])
+            files.writeRegion(appended, at: start)
+            let crc = CRC32.update(meta.crcDigest, appended)
+            let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
+            files.writeMeta(meta, write)
+        }
+        recordCount += 1
+    }
+
+    /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength` bytes.
+    private func writeBack(_ files: StoreFiles, incomingLength: Int, needSync: Bool) throws(MappedKVError) {
+        let currentSize = files.dataFileSize
+        let liveCount = index.count
+        let page = pageSize
+        try rewrite(files, needSync: needSync) { length in
+            FileSizePolicy.sizeForWriteBack(
+                fileSize: currentSize, liveLength: length, incomingLength: incomingLength,
+                liveCount: liveCount, needSync: needSync, pageSize: page)
+        }
+    }
+
+    /// Rewrites the data region as a fresh holder plus every live record, sizes the file with
+    /// `chooseFileSize(newLength)`, and stores the whole meta with the sequence incremented.
+    private func rewrite(
+        _ files: StoreFiles, needSync: Bool, chooseFileSize: (Int) -> Int?
+    ) throws(MappedKVError) {
+        var liveLength = ItemSizeHolder.encodedLength
+        for slot in index.values { liveLength += slot.recordRange.count }
+        guard let newFileSize = chooseFileSize(liveLength) else {
+            throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
+        }
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(liveLength)
+        fresh.append(contentsOf: ItemSizeHolder.random())
+        var newSlots: [ValueSlot] = []
+        newSlots.reserveCapacity(index.count)
+        mirror.withUnsafeBytes { old in
+            for slot in index.values {
+                let start = fresh.count
+                fresh.append(contentsOf: old[slot.recordRange])
+                newSlots.append(ValueSlot(
+                    recordStart: UInt32(start),
+                    valueStart: UInt32(start + Int(slot.valueStart - slot.recordStart)),
+                    valueLength: slot.valueLength))
+            }
+        }
+        // Growth happens before anything is written, so a failure here leaves the files as they were.
+        if newFileSize > files.dataFileSize { try files.resizeData(to: newFileSize) }
+        let crc: UInt32 = fresh.withUnsafeBytes { bytes in
+            files.writeRegion(bytes, at: 0)
+            return CRC32.update(0, bytes)
+        }
+        var newMeta = meta
+        let write = newMeta.update(actualSize: UInt32(fresh.count), crc: crc, increasesSequence: true)
+        do {
+            if newFileSize < files.dataFileSize { try files.resizeData(to: newFileSize) }
+            if needSync { try files.synchronizeData() }
+            files.writeMeta(newMeta, write)
+            if needSync { try files.synchronizeMeta() }
+        } catch {
+            throw poison(error)
+        }
+        meta = newMeta
+        mirror = fresh
+        var position = 0
+        for slotIndex in index.indices {
+            index.values[slotIndex] = newSlots[position]
+            position += 1
+        }
+        recordCount = index.count
+        logger.debug("full write-back", metadata: [
+            "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(fresh.count)",
+            "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
+        ])
+    }
+}

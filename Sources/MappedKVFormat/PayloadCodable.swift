@@ -1,0 +1,39 @@
+/// A type whose values have an MMKV value payload encoding (MMKV-FORMAT.md section 2.5).
+///
+/// The file stores no type tag: the reader chooses the type. Decoding reads from the start of the
+/// payload and ignores trailing bytes, as MMKV's getters do.
+public protocol PayloadCodable {
+    /// Appends this value's payload bytes to `bytes`.
+    func encodePayload(into bytes: inout [UInt8])
+    /// Decodes a value from the start of `payload`.
+    init(payload: UnsafeRawBufferPointer) throws(FormatError)
+}
+
+extension PayloadCodable {
+    /// This value's payload bytes.
+    public var payloadBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        encodePayload(into: &bytes)
+        return bytes
+    }
+
+    /// Decodes a value from the start of `payload`.
+    public init(payload: [UInt8]) throws(FormatError) {
+        self = try payload.withRawBytes { (raw) throws(FormatError) in try Self(payload: raw) }
+    }
+}
+
+/// An element type whose arrays have a payload encoding: `[UInt8]` (bytes) and `[String]` (string vector).
+public protocol PayloadArrayElement {
+    /// Appends the payload of `array` to `bytes`.
+    static func encodeArrayPayload(_ array: [Self], into bytes: inout [UInt8])
+    /// Decodes an array payload.
+    static func decodeArrayPayload(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> [Self]
+}
+
+extension Array: PayloadCodable where Element: PayloadArrayElement {
+    @inlinable
+    public func encodePayload(into bytes: inout [UInt8]) { Element.encodeArrayPayload(self, into: &bytes) }
+    @inlinable
+    public init(payload: UnsafeRawBufferPointer) throws(FormatError) { self = try Element.decodeArrayPayload(payload) }
+}

@@ -1,0 +1,83 @@
+import Glibc
+
+/// An open file, owned by whoever holds it: close it exactly once.
+///
+/// Every call retries on `EINTR` and throws ``SystemError``.
+public struct FileDescriptor: Sendable {
+    /// The descriptor number.
+    public let rawValue: Int32
+    /// The path the file was opened at, for error messages.
+    public let path: String
+
+    /// How a file is opened.
+    public enum Access: Sendable {
+        /// Read only; the file must exist.
+        case readOnly
+        /// Read and write; the file is created with mode 0600 if missing.
+        case readWriteCreate
+    }
+
+    /// Opens `path` with close-on-exec.
+    public static func open(_ path: String, access: Access) throws(SystemError) -> FileDescriptor {
+        let flags: Int32 = switch access {
+        case .readOnly: O_RDONLY | O_CLOEXEC
+        case .readWriteCreate: O_RDWR | O_CREAT | O_CLOEXEC
+        }
+        let fd = try syscall("open", path: path) { Glibc.open(path, flags, mode_t(0o600)) }
+        return FileDescriptor(rawValue: fd, path: path)
+    }
+
+    /// Closes the descriptor. `EINTR` from close is not retried: on Linux the descriptor is already gone.
+    public func close() {
+        _ = Glibc.close(rawValue)
+    }
+
+    /// The file's current size in bytes.
+    public func size() throws(SystemError) -> Int {
+        var info = stat()
+        _ = try syscall("fstat", path: path) { fstat(rawValue, &info) }
+        return Int(info.st_size)
+    }
+
+    /// Sets the file's size; growth reads back as zeros.
+    public func truncate(to size: Int) throws(SystemError) {
+        _ = try syscall("ftruncate", path: path) { ftruncate(rawValue, off_t(size)) }
+    }
+
+    /// Grows the file to at least `size` bytes with disk blocks reserved, so that writes through a
+    /// mapping cannot fault for lack of space. Falls back to `ftruncate` where `fallocate` is unsupported.
+    public func allocate(upTo size: Int) throws(SystemError) {
+        let current = try self.size()
+        guard size > current else { return }
+        do {
+            try syscallReturningErrno("posix_fallocate", path: path) {
+                posix_fallocate(rawValue, off_t(current), off_t(size - current))
+            }
+        } catch where error.errno == EOPNOTSUPP || error.errno == EINVAL {
+            try truncate(to: size)
+        }
+    }
+
+    /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
+    public func read(count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
+        guard count > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = try syscall("pread", path: path) {
+                bytes.withUnsafeMutableBytes { buffer in
+                    pread(rawValue, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                }
+            }
+            if n == 0 { break }
+            done += n
+        }
+        bytes.removeLast(count - done)
+        return bytes
+    }
+
+    /// Flushes the file's data and metadata to the device.
+    public func synchronize() throws(SystemError) {
+        _ = try syscall("fsync", path: path) { fsync(rawValue) }
+    }
+}

@@ -1,0 +1,59 @@
+import Glibc
+
+/// A shared memory mapping of a whole file, read-only or read-write.
+///
+/// The mapping is released by ``unmap()`` or when the region is deinitialized. Never touch
+/// ``bytes`` beyond ``length``: that length was checked against the file when it was mapped.
+public final class MappedRegion {
+    /// The mapped bytes.
+    public private(set) var bytes: UnsafeMutableRawBufferPointer
+    /// Whether the mapping allows writes.
+    public let isWritable: Bool
+    /// The path of the mapped file, for error messages.
+    public let path: String
+
+    /// The number of mapped bytes.
+    public var length: Int { bytes.count }
+
+    /// Maps `length` bytes of `file` from offset 0 with `MAP_SHARED`.
+    public init(file: FileDescriptor, length: Int, writable: Bool) throws(SystemError) {
+        self.isWritable = writable
+        self.path = file.path
+        self.bytes = try Self.map(file: file, length: length, writable: writable)
+    }
+
+    deinit { unmap() }
+
+    /// Replaces the mapping with one of `length` bytes of `file`.
+    public func remap(file: FileDescriptor, length: Int) throws(SystemError) {
+        let fresh = try Self.map(file: file, length: length, writable: isWritable)
+        unmap()
+        bytes = fresh
+    }
+
+    /// Writes dirty pages back to the file and waits for the write.
+    public func synchronize() throws(SystemError) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        _ = try syscall("msync", path: path) { msync(base, bytes.count, MS_SYNC) }
+    }
+
+    /// Releases the mapping; later accesses see an empty region.
+    public func unmap() {
+        if let base = bytes.baseAddress, !bytes.isEmpty { munmap(base, bytes.count) }
+        bytes = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    }
+
+    private static func map(file: FileDescriptor, length: Int, writable: Bool) throws(SystemError) -> UnsafeMutableRawBufferPointer {
+        guard length > 0 else { return UnsafeMutableRawBufferPointer(start: nil, count: 0) }
+        let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
+        while true {
+            let pointer = mmap(nil, length, protection, MAP_SHARED, file.rawValue, 0)
+            if let pointer, pointer != MAP_FAILED {
+                return UnsafeMutableRawBufferPointer(start: pointer, count: length)
+            }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            throw SystemError("mmap", path: file.path, errno: code)
+        }
+    }
+}

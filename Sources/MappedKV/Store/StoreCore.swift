@@ -49,8 +49,8 @@ final class StoreCore {
             logger.error("cannot open store", metadata: ["id": "\(location.id)", "reason": "\(reason)"])
             throw .corrupted(location.id, reason)
         }
-        let regionBytes = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + region.actualSize)])
-        var mirror = [UInt8](regionBytes)
+        var mirror: [UInt8] = region.actualSize == 0
+            ? [] : [UInt8](UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + region.actualSize)]))
         var index: [IndexKey: ValueSlot] = [:]
         let summary = StoreCore.buildIndex(&index, from: &mirror, start: 0)
         if let error = summary.error {

@@ -1,0 +1,36 @@
+import ArgumentParser
+import MappedKV
+
+/// `mappedkv apply`: runs a script of operations from standard input.
+struct ApplyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Apply operations read from standard input, one per line.",
+        discussion: """
+            Operations: set-int32|set-uint32|set-int64|set-uint64|set-bool|set-double|set-float|set-string KEY VALUE, \
+            set-bytes KEY HEX, remove KEY, clear, trim, rekey [NEWKEY], incr-int64 KEY DELTA. \
+            A string value is the rest of the line after 'KEY '. The first bad line stops the run with its \
+            line number and exit status 1; the lines before it stay applied.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        let kv = try reportingErrors { try store.open(readOnly: false) }
+        defer { kv.close() }
+        var number = 0
+        while let line = readLine(strippingNewline: true) {
+            number += 1
+            do {
+                guard let operation = try ScriptParser.parse(line[...], number: number) else { continue }
+                try operation.apply(to: kv)
+            } catch let error as ScriptError {
+                printError(error.description)
+                throw ExitCode.failure
+            } catch {
+                printError("line \(number): \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

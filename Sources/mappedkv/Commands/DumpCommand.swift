@@ -1,0 +1,24 @@
+import ArgumentParser
+import MappedKV
+
+/// `mappedkv dump`: prints every key with its stored payload, in the `.expect` format of the vectors.
+struct DumpCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dump",
+        abstract: "Print KEY<TAB>HEX for every key, sorted by key bytes, then #count<TAB>N.",
+        discussion: "HEX is the stored value payload. The store is opened read-only.")
+
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        let kv = try reportingErrors { try store.open(readOnly: true) }
+        defer { kv.close() }
+        let entries = try reportingErrors { try kv.entries() }
+        var output = ""
+        for entry in entries {
+            output += entry.key + "\t" + Hex.encode(entry.payload) + "\n"
+        }
+        output += "#count\t\(entries.count)\n"
+        print(output, terminator: "")
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import MappedKV
+import MappedKVFormat
+
+/// `mappedkv info`: describes a store's files, damaged or not.
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Print the store's meta fields, sizes, CRC state, key count and holder.",
+        discussion: "The files are read, never written; a damaged store is described, not opened.")
+
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        let report = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root) }
+        print(InspectionText.info(report), terminator: "")
+    }
+}
+
+/// Text renderings of an ``InspectionReport``.
+enum InspectionText {
+    static func hex32(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    /// `name<TAB>value` lines for `info`.
+    static func info(_ report: InspectionReport) -> String {
+        var lines: [(String, String)] = [
+            ("id", report.location.id),
+            ("dataPath", report.location.dataPath),
+            ("metaPath", report.location.metaPath),
+        ]
+        if let meta = report.storedMeta {
+            lines += [
+                ("version", "\(meta.version.rawValue)"),
+                ("sequence", "\(meta.sequence)"),
+                ("crc", hex32(meta.crcDigest)),
+                ("lastConfirmedActualSize", "\(meta.lastConfirmedActualSize)"),
+                ("lastConfirmedCRC", hex32(meta.lastConfirmedCRC)),
+                ("flags", "0x" + String(meta.flags.rawValue, radix: 16)),
+                ("iv", Hex.encode(meta.iv.bytes)),
+            ]
+        } else {
+            lines.append(("meta", "unreadable"))
+        }
+        lines += [
+            ("actualSize", "\(report.actualSize)"),
+            ("fileSize", "\(report.dataFileSize)"),
+            ("metaFileSize", "\(report.metaFileSize)"),
+            ("header", "\(report.header)"),
+            ("lengthOK", report.lengthIsValid ? "yes" : "no"),
+            ("computedCRC", report.computedCRC.map(hex32) ?? "-"),
+            ("crcOK", report.crcIsValid ? "yes" : "no"),
+            ("holder", report.holder.isEmpty ? "-" : Hex.encode(report.holder)),
+            ("keys", "\(report.liveKeyCount)"),
+            ("status", report.problem.map { "damaged: \($0)" } ?? "ok"),
+        ]
+        return lines.map { "\($0.0)\t\($0.1)\n" }.joined()
+    }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+import MappedKV
+
+/// `mappedkv remove`: removes keys.
+struct RemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Remove each KEY; absent keys are not an error.")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The keys.") var keys: [String]
+
+    func run() throws {
+        let kv = try reportingErrors { try store.open(readOnly: false) }
+        defer { kv.close() }
+        for key in keys { try reportingErrors { try kv.removeValue(forKey: key) } }
+    }
+}

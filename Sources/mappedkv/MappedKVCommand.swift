@@ -1,0 +1,14 @@
+import ArgumentParser
+
+/// The `mappedkv` command-line tool.
+@main
+struct MappedKVCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mappedkv",
+        abstract: "Read, write and check MMKV-compatible key-value stores.",
+        subcommands: [
+            DemoCommand.self, ApplyCommand.self, DumpCommand.self, GetCommand.self, SetCommand.self,
+            RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self,
+        ]
+    )
+}

@@ -46,6 +46,9 @@ public struct ByteCursor {
     }
 
     /// Reads a length varint that MMKV parses as an `Int32`: it must be non-negative and fit in what is left.
+    ///
+    /// MMKV keeps only the low 32 bits of a longer varint; MMKV never writes one, so a value above
+    /// `Int32.max` is rejected here as damage rather than truncated into a plausible length.
     @inlinable
     public mutating func readLength() throws(FormatError) -> Int {
         let start = position

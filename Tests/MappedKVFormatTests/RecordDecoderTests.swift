@@ -217,16 +217,16 @@ struct RecordDecoderTests {
         }
     }
 
-    @Test("lengths whose low 32 bits are a valid int32 read like MMKV's readRawVarint32 (low 32 bits)")
-    func oversizedLengthsKeepLow32Bits() {
-        // MMKV reads record lengths with readRawVarint32, which keeps the low 32 bits of a varint of up
-        // to 10 bytes (CodedInputData.cpp). 2^32 + 1 therefore reads as length 1 in MMKV.
+    @Test("a length varint above Int32.max is rejected, not truncated to its low 32 bits")
+    func oversizedLengthsAreRejected() {
+        // MMKV's readRawVarint32 would keep the low 32 bits, reading 2^32 + 1 as length 1. MMKV never
+        // writes such a varint (lengths are minimal and below 2^31), so MappedKV treats it as damage:
+        // silently truncating is how garbage gets accepted as a record.
         let region = holder + [0x81, 0x80, 0x80, 0x80, 0x10, 0x6B, 0x01, 0x07]
-        withKnownIssue("ByteCursor.readLength rejects raw values above Int32.max instead of truncating to 32 bits") {
-            let (summary, locations) = decode(region)
-            #expect(summary.error == nil)
-            #expect(liveKeys(region, locations) == [[0x6B]: [0x07]])
-        }
+        let (summary, locations) = decode(region)
+        #expect(summary.error == .invalidLength(offset: 4, length: 4_294_967_297))
+        #expect(locations.isEmpty)
+        #expect(summary.validEnd == holder.count)
     }
 
     @Test("a greedy decode's validEnd stops at the end of the last good record")

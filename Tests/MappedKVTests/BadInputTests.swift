@@ -112,6 +112,28 @@ import MappedKVFormat
         #expect(!FileManager.default.fileExists(atPath: dir.file("s.crc")))
     }
 
+    @Test func emptiedOrZeroedMetaBesideDataIsRefused() throws {
+        let dir = TemporaryDirectory("blankmeta")
+        try makeStore(dir)
+        try writeFile(dir.file("s.crc"), [])
+        expectFailedOpenLeavesFilesAlone(dir)
+        try writeFile(dir.file("s.crc"), [UInt8](repeating: 0, count: 4096))
+        expectFailedOpenLeavesFilesAlone(dir)
+        let report = StoreInspector.inspect(
+            location: try StoreLocation(id: "s", directory: dir.path),
+            dataFile: fileBytes(dir.file("s")), metaFile: fileBytes(dir.file("s.crc")))
+        #expect(!report.isSound)
+    }
+
+    @Test func allZeroDataWithoutMetaIsAFreshStore() throws {
+        // What a crash between creating the two files of a new store leaves behind.
+        let dir = TemporaryDirectory("zerodata")
+        try writeFile(dir.file("s"), [UInt8](repeating: 0, count: 4096))
+        let store = try MappedKV(id: "s", directory: dir.path)
+        try store.set("v", forKey: "k")
+        #expect(try store.string(forKey: "k") == "v")
+    }
+
     @Test func randomGarbageFilesNeverCrashOrChange() throws {
         var rng = SplitMix64(seed: 42)
         let dir = TemporaryDirectory("garbage")

@@ -11,7 +11,7 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
     case crcMismatch(stored: UInt32, computed: UInt32)
     /// The CRC matches but the records do not decode (a wrong key, or damage the CRC did not catch).
     case undecodable(FormatError)
-    /// The data file holds bytes but its meta file is missing.
+    /// The data file holds data but its meta file is missing, empty or zeroed.
     case metaFileMissing
     /// The meta file records data but the data file is missing.
     case dataFileMissing
@@ -24,7 +24,7 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
         case .crcMismatch(let stored, let computed):
             "CRC mismatch: meta says \(hex(stored)), data has \(hex(computed))"
         case .undecodable(let error): "records do not decode: \(error)"
-        case .metaFileMissing: "the data file holds data but its .crc meta file is missing"
+        case .metaFileMissing: "the data file holds data but its .crc meta file is missing, empty or zeroed"
         case .dataFileMissing: "the .crc meta file records data but the data file is missing"
         }
     }

@@ -26,9 +26,20 @@ enum RegionValidator {
         Int(meta.holdsActualSize ? meta.actualSize : header)
     }
 
+    /// Whether the meta is blank (version 0 and no size) while the data file holds non-zero bytes.
+    ///
+    /// That is a meta file that was lost, emptied or zeroed: a fresh pair is all zeros, and a
+    /// genuine pre-sequence (version 0) file records its size in the header. MMKV would load such
+    /// a store as empty and overwrite the data on the next write.
+    static func isBlankMetaOverData(meta: MetaInfo, dataFile: UnsafeRawBufferPointer) -> Bool {
+        guard meta.version == .default, header(of: dataFile) == 0, dataFile.count > 4 else { return false }
+        return UnsafeRawBufferPointer(rebasing: dataFile[4...]).contains { $0 != 0 }
+    }
+
     /// Validates `dataFile` (the whole file, header included) against `storedMeta`.
     static func validate(dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo) -> Result<ValidatedRegion, CorruptionReason> {
         let meta = storedMeta.normalized
+        if isBlankMetaOverData(meta: meta, dataFile: dataFile) { return .failure(.metaFileMissing) }
         let header = header(of: dataFile)
         let size = actualSize(meta: meta, header: header)
         let fileSize = dataFile.count

@@ -71,13 +71,14 @@ final class StoreFiles {
         _ location: StoreLocation, dataExists: Bool, metaExists: Bool
     ) throws(MappedKVError) {
         if dataExists && !metaExists {
-            let size: Int
+            let data: [UInt8]
             do {
                 let file = try FileDescriptor.open(location.dataPath, access: .readOnly)
                 defer { file.close() }
-                size = try file.size()
+                data = try file.read(count: try file.size(), at: 0)
             } catch { throw .system(error) }
-            if size > 0 { throw .corrupted(location.id, .metaFileMissing) }
+            // An all-zero data file holds nothing: creating its meta is safe.
+            if data.contains(where: { $0 != 0 }) { throw .corrupted(location.id, .metaFileMissing) }
         }
         if metaExists && !dataExists {
             let bytes: [UInt8]

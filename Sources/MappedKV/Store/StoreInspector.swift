@@ -84,6 +84,9 @@ public enum StoreInspector {
         }
         let meta = storedMeta.normalized
         data.withUnsafeBytes { bytes in
+            if RegionValidator.isBlankMetaOverData(meta: meta, dataFile: bytes) {
+                report.problem = report.problem ?? CorruptionReason.metaFileMissing.description
+            }
             report.header = RegionValidator.header(of: bytes)
             report.actualSize = RegionValidator.actualSize(meta: meta, header: report.header)
             let size = report.actualSize

@@ -10,8 +10,22 @@ struct SetCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
     @Option(name: .long, help: "The value's type: \(ValueType.allCases.map(\.rawValue).joined(separator: ", ")).")
     var type: ValueType = .string
-    @Argument(help: "The key.") var key: String
-    @Argument(help: "The value.") var value: String
+    /// Collected without option parsing so that negative numbers (`-42`) are values, not options.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The key, then the value.", valueName: "key value"))
+    var keyAndValue: [String] = []
+
+    /// KEY and VALUE, without the `--` separator that callers may still write.
+    private var positionals: [String] {
+        keyAndValue.count == 3 && keyAndValue[0] == "--" ? Array(keyAndValue.dropFirst()) : keyAndValue
+    }
+    var key: String { positionals[0] }
+    var value: String { positionals[1] }
+
+    func validate() throws {
+        guard positionals.count == 2 else {
+            throw ValidationError("expected KEY and VALUE, got \(positionals.count) argument(s): \(positionals)")
+        }
+    }
 
     func run() throws {
         let kv = try reportingErrors { try store.open(readOnly: false) }

@@ -75,9 +75,4 @@ public struct FileDescriptor: Sendable {
         bytes.removeLast(count - done)
         return bytes
     }
-
-    /// Flushes the file's data and metadata to the device.
-    public func synchronize() throws(SystemError) {
-        _ = try syscall("fsync", path: path) { fsync(rawValue) }
-    }
 }

@@ -4,7 +4,7 @@ extension StoreCore {
     /// Decodes the value of `key` as `V`, or returns nil if the key is absent.
     @inline(__always)
     func value<V: PayloadCodable>(_ type: V.Type, forKey key: String) throws(MappedKVError) -> V? {
-        guard !isClosed else { throw .closed("the store was closed") }
+        try openFiles()
         guard let slot = index[IndexKey(key)] else { return nil }
         do {
             return try mirror.withRawBytes { (bytes) throws(FormatError) -> V in
@@ -17,14 +17,14 @@ extension StoreCore {
 
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
-        guard !isClosed else { throw .closed("the store was closed") }
+        try openFiles()
         guard let slot = index[IndexKey(key)] else { return nil }
         return Array(mirror[slot.valueRange])
     }
 
     /// Every live key with its payload, sorted by key bytes.
     func sortedEntries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
-        guard !isClosed else { throw .closed("the store was closed") }
+        try openFiles()
         return index
             .map { (key: $0.key.string, payload: Array(mirror[$0.value.valueRange])) }
             .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
@@ -32,7 +32,7 @@ extension StoreCore {
 
     /// A snapshot of the file-level state.
     func info() throws(MappedKVError) -> StoreInfo {
-        guard !isClosed else { throw .closed("the store was closed") }
+        try openFiles()
         var holderBytes: [UInt8] = []
         if !mirror.isEmpty {
             mirror.withUnsafeBytes { bytes in

@@ -91,7 +91,9 @@ final class StoreCore {
 
     // MARK: State checks
 
-    private func openFiles() throws(MappedKVError) -> StoreFiles {
+    /// The open files, or the reason the store is closed.
+    @discardableResult
+    func openFiles() throws(MappedKVError) -> StoreFiles {
         guard let files else { throw .closed(closedReason ?? "the store was closed") }
         return files
     }
@@ -114,35 +116,26 @@ final class StoreCore {
         return error
     }
 
-    var isClosed: Bool { files == nil }
     var dataFileSize: Int { files?.dataFileSize ?? 0 }
     var actualSize: Int { mirror.count }
 
     // MARK: Reads
 
-    /// Calls `body` with the payload of `key`, or returns nil if the key is absent.
-    @inline(__always)
-    func withPayload<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard files != nil else { throw MappedKVError.closed(closedReason ?? "the store was closed") }
-        guard let slot = index[IndexKey(key)] else { return nil }
-        return try mirror.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[slot.valueRange])) }
-    }
-
     /// Every live key, in no particular order.
     func keys() throws(MappedKVError) -> [String] {
-        _ = try openFiles()
+        try openFiles()
         return index.keys.map(\.string)
     }
 
     /// The number of live keys.
     func count() throws(MappedKVError) -> Int {
-        _ = try openFiles()
+        try openFiles()
         return index.count
     }
 
     /// Whether `key` is live.
     func contains(_ key: String) throws(MappedKVError) -> Bool {
-        _ = try openFiles()
+        try openFiles()
         return index[IndexKey(key)] != nil
     }
 

@@ -1,0 +1,95 @@
+/// AES in CFB mode with 128-bit feedback over one continuous stream, as MMKV encrypts its data region.
+///
+/// The state is OpenSSL's `CRYPTO_cfb128` state: a 16-byte register and a position `num` within
+/// the current block. Bytes may be processed in any chunking; encryption and decryption advance
+/// the same state, so a stream that decrypted a region can go on to encrypt appends after it.
+/// A stream can also be placed at any offset of an existing ciphertext without decrypting it.
+public final class CFBStream {
+    private let cipher: AESBlockCipher
+    /// Holds the current keystream block, overwritten byte by byte with ciphertext as it is produced.
+    private var register: [UInt8]
+    /// How many bytes of the current block have been used (0 to 15).
+    private var num: Int
+    /// The stream offset of the next byte.
+    public private(set) var offset: Int
+
+    /// A stream at offset 0 with `iv`.
+    public init(key: CryptKey, iv: [UInt8]) {
+        precondition(iv.count == 16, "an AES-CFB IV is 16 bytes")
+        cipher = AESBlockCipher(key: key)
+        register = iv
+        num = 0
+        offset = 0
+    }
+
+    /// A stream placed at `ciphertext.count`, the end of an existing ciphertext that began at offset 0 with `iv`.
+    ///
+    /// Only the last one or two blocks are read: keystream block k is the encryption of
+    /// ciphertext block k - 1 (the IV for block 0).
+    public convenience init(key: CryptKey, iv: [UInt8], continuingAfter ciphertext: UnsafeRawBufferPointer) {
+        self.init(key: key, iv: iv)
+        let position = ciphertext.count
+        let blockStart = position / 16 * 16
+        if blockStart >= 16 {
+            register = Array(ciphertext[(blockStart - 16)..<blockStart])
+        }
+        offset = blockStart
+        // Feed the partial block's existing ciphertext through the decryptor: that leaves exactly the
+        // state an encryptor would have after producing it.
+        if position > blockStart {
+            var tail = Array(ciphertext[blockStart..<position])
+            tail.withUnsafeMutableBytes { decrypt($0) }
+        }
+    }
+
+    /// An independent copy of this stream's state.
+    public func copy() -> CFBStream {
+        let twin = CFBStream(cipher: cipher, register: register, num: num, offset: offset)
+        return twin
+    }
+
+    private init(cipher: AESBlockCipher, register: [UInt8], num: Int, offset: Int) {
+        self.cipher = cipher
+        self.register = register
+        self.num = num
+        self.offset = offset
+    }
+
+    /// Encrypts `bytes` in place, continuing the stream.
+    public func encrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(bytes, encrypting: true) }
+
+    /// Decrypts `bytes` in place, continuing the stream.
+    public func decrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(bytes, encrypting: false) }
+
+    private func process(_ bytes: UnsafeMutableRawBufferPointer, encrypting: Bool) {
+        guard let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return }
+        let count = bytes.count
+        register.withUnsafeMutableBufferPointer { state in
+            let reg = state.baseAddress!
+            var index = 0
+            while index < count {
+                if num == 0 {
+                    // A new block: its keystream is the encryption of the previous ciphertext block.
+                    cipher.encryptBlocks(reg, reg, count: 16)
+                    if count - index >= 16 {
+                        for j in 0..<16 {
+                            let input = data[index + j]
+                            let output = input ^ reg[j]
+                            data[index + j] = output
+                            reg[j] = encrypting ? output : input
+                        }
+                        index += 16
+                        continue  // num stays 0: the register now holds this block's ciphertext
+                    }
+                }
+                let input = data[index]
+                let output = input ^ reg[num]
+                data[index] = output
+                reg[num] = encrypting ? output : input
+                num = (num + 1) & 15
+                index += 1
+            }
+        }
+        offset += count
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+import MappedKVCrypto
+import MappedKVFormat
+
+/// Where the package's Vectors folder is.
+private let vectors: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Vectors/crypto").path) {
+            return url.appendingPathComponent("Vectors").path
+        }
+    }
+    fatalError("Vectors folder not found")
+}()
+
+private func bytes(_ hex: Substring) -> [UInt8] {
+    var out: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        out.append(UInt8(hex[index..<next], radix: 16)!)
+        index = next
+    }
+    return out
+}
+
+struct NISTVector: CustomTestStringConvertible, Sendable {
+    var section: String
+    var key: [UInt8], iv: [UInt8], plaintext: [UInt8], ciphertext: [UInt8]
+    var testDescription: String { section }
+    var cryptKey: CryptKey { CryptKey(key, aes256: key.count == 32)! }
+}
+
+private let nistVectors: [NISTVector] = {
+    let text = try! String(contentsOfFile: vectors + "/crypto/nist-sp800-38a-cfb128.txt", encoding: .utf8)
+    return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+        let f = line.split(separator: "\t")
+        return NISTVector(section: String(f[0]), key: bytes(f[2]), iv: bytes(f[3]), plaintext: bytes(f[4]), ciphertext: bytes(f[5]))
+    }
+}()
+
+/// Runs `input` through `stream` in chunks of `size`.
+private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypting: Bool) -> [UInt8] {
+    var data = input
+    data.withUnsafeMutableBytes { all in
+        var start = 0
+        while start < all.count {
+            let end = min(start + size, all.count)
+            let part = UnsafeMutableRawBufferPointer(rebasing: all[start..<end])
+            encrypting ? stream.encrypt(part) : stream.decrypt(part)
+            start = end
+        }
+    }
+    return data
+}
+
+@Suite struct CFBStreamTests {
+    @Test func theVectorFileHoldsAllFourCases() {
+        #expect(nistVectors.map(\.section) == ["F.3.13", "F.3.14", "F.3.17", "F.3.18"])
+    }
+
+    @Test(arguments: nistVectors)
+    func encryptsAndDecryptsInEveryChunking(vector: NISTVector) {
+        for size in 1...17 {
+            let stream = CFBStream(key: vector.cryptKey, iv: vector.iv)
+            #expect(run(stream, vector.plaintext, chunk: size, encrypting: true) == vector.ciphertext, "chunk \(size)")
+            #expect(stream.offset == vector.plaintext.count)
+            let back = CFBStream(key: vector.cryptKey, iv: vector.iv)
+            #expect(run(back, vector.ciphertext, chunk: size, encrypting: false) == vector.plaintext, "chunk \(size)")
+        }
+    }
+
+    @Test(arguments: nistVectors)
+    func continuesFromEveryOffsetOfAnExistingCiphertext(vector: NISTVector) {
+        for start in 0...vector.ciphertext.count {
+            let prefix = Array(vector.ciphertext.prefix(start))
+            let stream = prefix.withUnsafeBytes { CFBStream(key: vector.cryptKey, iv: vector.iv, continuingAfter: $0) }
+            #expect(stream.offset == start)
+            let decryptor = stream.copy()
+            for size in [1, 5, 16, 17] {
+                let enc = stream.copy()
+                #expect(run(enc, Array(vector.plaintext[start...]), chunk: size, encrypting: true) == Array(vector.ciphertext[start...]),
+                        "start \(start) chunk \(size)")
+            }
+            #expect(run(decryptor, Array(vector.ciphertext[start...]), chunk: 7, encrypting: false) == Array(vector.plaintext[start...]),
+                    "start \(start)")
+        }
+    }
+
+    @Test func decryptingThenEncryptingContinuesOneStream() {
+        // A load decrypts the region, then appends encrypt after it with the same state.
+        let vector = nistVectors[0]
+        for split in 0...vector.plaintext.count {
+            let stream = CFBStream(key: vector.cryptKey, iv: vector.iv)
+            let head = run(stream, Array(vector.ciphertext.prefix(split)), chunk: 3, encrypting: false)
+            let tail = run(stream, Array(vector.plaintext[split...]), chunk: 5, encrypting: true)
+            #expect(head == Array(vector.plaintext.prefix(split)))
+            #expect(tail == Array(vector.ciphertext[split...]), "split \(split)")
+        }
+    }
+
+    @Test func aWrongKeyOrIVGivesOtherBytes() {
+        let vector = nistVectors[0]
+        var otherKey = vector.key
+        otherKey[0] ^= 1
+        let wrongKey = run(CFBStream(key: CryptKey(otherKey)!, iv: vector.iv), vector.ciphertext, chunk: 64, encrypting: false)
+        #expect(wrongKey != vector.plaintext)
+        var otherIV = vector.iv
+        otherIV[15] ^= 1
+        let wrongIV = run(CFBStream(key: vector.cryptKey, iv: otherIV), vector.ciphertext, chunk: 64, encrypting: false)
+        #expect(Array(wrongIV.prefix(16)) != Array(vector.plaintext.prefix(16)))
+        #expect(Array(wrongIV.suffix(32)) == Array(vector.plaintext.suffix(32)), "CFB self-synchronizes after one block")
+    }
+}
+
+@Suite struct CryptKeyTests {
+    @Test func keysArePaddedOrTruncatedLikeMMKV() throws {
+        let short = try #require(CryptKey(Array("MMKVKey0123456".utf8)))
+        #expect(short.bytes == Array("MMKVKey0123456".utf8) + [0, 0])
+        #expect(!short.isAES256)
+        let long = try #require(CryptKey(Array("0123456789abcdefXYZ".utf8)))
+        #expect(long.bytes == Array("0123456789abcdef".utf8))
+        let wide = try #require(CryptKey(Array("key".utf8), aes256: true))
+        #expect(wide.bytes.count == 32 && wide.isAES256)
+        #expect(CryptKey([]) == nil, "an empty key means no encryption")
+    }
+
+    @Test func descriptionsNeverShowKeyMaterial() throws {
+        let key = try #require(CryptKey(Array("TopSecretKey".utf8)))
+        #expect(!"\(key)".contains("TopSecret"))
+        #expect(!String(reflecting: key).contains("84"), "no raw byte values either")
+    }
+}
+
+/// The encrypted stores MMKV 2.4.2 wrote decrypt, with the meta IV, to their expected contents.
+@Suite struct MMKVEncryptedVectorTests {
+    @Test(arguments: [("b_crypt", "case_b", "MMKVKey0123456"), ("b16_crypt16", "case_b16", "MMKVKey012345678")])
+    func decryptsToTheExpectedRecords(caseName: String, id: String, key: String) throws {
+        let root = "\(vectors)/mmkv-2.4.2/\(caseName)"
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/root/\(id)")))
+        let meta = try MetaInfo(parsing: [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/root/\(id).crc"))))
+        #expect(meta.version >= .randomIV)
+        var region = Array(data[4..<(4 + Int(meta.actualSize))])
+        #expect(CRC32.checksum(region) == meta.crcDigest, "the CRC covers the ciphertext")
+        let stream = CFBStream(key: try #require(CryptKey(Array(key.utf8))), iv: meta.iv.bytes)
+        region.withUnsafeMutableBytes { stream.decrypt($0) }
+        var live: [String: String] = [:]
+        let summary = region.withUnsafeBytes { plain in
+            RecordDecoder.decode(plain, skipsHolder: true) { record in
+                let name = String(decoding: plain[record.keyRange], as: UTF8.self)
+                live[name] = record.isDeletion ? nil : plain[record.valueRange].map { String(format: "%02x", $0) }.joined()
+            }
+        }
+        #expect(summary.isComplete)
+        let expected = try String(contentsOfFile: "\(root)/\(id).expect", encoding: .utf8)
+            .split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .reduce(into: [String: String]()) { result, line in
+                let parts = line.split(separator: "\t")
+                result[String(parts[0])] = String(parts[1])
+            }
+        #expect(live == expected)
+    }
+
+    @Test func aWrongKeyDoesNotDecodeTheStore() throws {
+        let root = "\(vectors)/mmkv-2.4.2/b_crypt/root"
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/case_b")))
+        let meta = try MetaInfo(parsing: [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/case_b.crc"))))
+        var region = Array(data[4..<(4 + Int(meta.actualSize))])
+        let stream = CFBStream(key: try #require(CryptKey(Array("WrongKey".utf8))), iv: meta.iv.bytes)
+        region.withUnsafeMutableBytes { stream.decrypt($0) }
+        var keys: [String] = []
+        let summary = region.withUnsafeBytes { plain in
+            RecordDecoder.decode(plain, skipsHolder: true) { keys.append(String(decoding: plain[$0.keyRange], as: UTF8.self)) }
+        }
+        #expect(!summary.isComplete || keys.sorted() != ["b", "by", "d", "f", "i32", "i64", "s", "u32", "u64"])
+    }
+}

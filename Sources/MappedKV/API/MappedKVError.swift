@@ -9,7 +9,8 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
     case lengthOutOfRange(actualSize: Int, fileSize: Int)
     /// The CRC of the data region differs from the one in the meta file.
     case crcMismatch(stored: UInt32, computed: UInt32)
-    /// The CRC matches but the records do not decode (a wrong key, or damage the CRC did not catch).
+    /// The CRC matches but the records do not decode: the wrong encryption key (or a key for a plain
+    /// store, or none for an encrypted one), or damage the CRC did not catch.
     case undecodable(FormatError)
     /// The data file holds data but its meta file is missing, empty or zeroed.
     case metaFileMissing
@@ -23,7 +24,7 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
             "actual size \(size) does not fit in a data file of \(fileSize) bytes"
         case .crcMismatch(let stored, let computed):
             "CRC mismatch: meta says \(hex(stored)), data has \(hex(computed))"
-        case .undecodable(let error): "records do not decode: \(error)"
+        case .undecodable(let error): "wrong encryption key or corrupted data: the records do not decode (\(error))"
         case .metaFileMissing: "the data file holds data but its .crc meta file is missing, empty or zeroed"
         case .dataFileMissing: "the .crc meta file records data but the data file is missing"
         }

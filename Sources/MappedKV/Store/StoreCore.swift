@@ -1,4 +1,5 @@
 import Logging
+import MappedKVCrypto
 import MappedKVFormat
 import MappedKVIO
 
@@ -31,6 +32,10 @@ final class StoreCore {
     private(set) var hasKeyExpiry: Bool
     /// A reusable buffer for encoding payloads, so a set allocates nothing once warm.
     private var scratch: [UInt8] = []
+    /// The cipher stream positioned at the end of the region, for an encrypted store.
+    private var cipher: CFBStream?
+    /// A reusable buffer for the ciphertext of an append.
+    private var cipherScratch: [UInt8] = []
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws.
     init(location: StoreLocation, configuration: Configuration, logger: Logger) throws(MappedKVError) {
@@ -51,8 +56,19 @@ final class StoreCore {
         }
         var mirror: [UInt8] = region.actualSize == 0
             ? [] : [UInt8](UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + region.actualSize)]))
+        var cipher: CFBStream?
+        if let key = configuration.cryptKey {
+            let iv = region.meta.version >= .randomIV ? region.meta.iv.bytes : key.legacyIV
+            let stream = CFBStream(key: key, iv: iv)
+            mirror.withUnsafeMutableBytes { stream.decrypt($0) }
+            cipher = stream
+        }
         var index: [IndexKey: ValueSlot] = [:]
-        let summary = StoreCore.buildIndex(&index, from: &mirror, start: 0)
+        var summary = StoreCore.buildIndex(&index, from: &mirror, start: 0)
+        if summary.error == nil, cipher != nil, let implausible = StoreCore.implausibility(of: mirror) {
+            // A wrong key usually breaks the framing; when it does not, the keys are noise.
+            summary.error = implausible
+        }
         if let error = summary.error {
             logger.error("cannot decode store", metadata: ["id": "\(location.id)", "reason": "\(error)"])
             throw .corrupted(location.id, .undecodable(error))
@@ -61,6 +77,7 @@ final class StoreCore {
             try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize)
         }
         self.files = files
+        self.cipher = cipher
         self.meta = region.meta
         self.header = region.header
         self.mirror = mirror
@@ -86,6 +103,22 @@ final class StoreCore {
                         valueLength: UInt32(record.valueLength))
                 }
             }
+        }
+    }
+
+    /// Why a decrypted region looks like noise rather than records, or nil if it looks sound:
+    /// MMKV writes a holder of at most 5 bytes, and keys are UTF-8 text.
+    static func implausibility(of mirror: [UInt8]) -> FormatError? {
+        mirror.withUnsafeBytes { bytes in
+            var cursor = ByteCursor(bytes)
+            if !bytes.isEmpty {
+                guard (try? cursor.readVarint64()) != nil, cursor.position <= 5 else { return .malformedVarint(offset: 0) }
+            }
+            var invalid: FormatError?
+            _ = RecordDecoder.decode(bytes, skipsHolder: true) { record in
+                if invalid == nil, String(validating: bytes[record.keyRange], as: UTF8.self) == nil { invalid = .invalidUTF8 }
+            }
+            return invalid
         }
     }
 
@@ -165,7 +198,7 @@ final class StoreCore {
         let indexKey = IndexKey(key)
         let keyLength = key.utf8.count
         let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: payload.count)
-        if index.isEmpty || recordLength >= spaceLeft(files) {
+        if index.isEmpty || recordLength >= spaceLeft(files) || needsRandomIV {
             try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
         }
         let start = mirror.count
@@ -204,15 +237,17 @@ final class StoreCore {
     /// Empties the store: the file returns to its expected capacity and the sequence increments.
     func clearAll() throws(MappedKVError) {
         let files = try writableFiles()
-        guard !(files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty) else { return }
+        guard !(files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty && !needsRandomIV) else { return }
         let oldLength = mirror.count
         do {
             if files.dataFileSize != expectedCapacity { try files.resizeData(to: expectedCapacity) }
+            let newCipher = freshCipher()
             var newMeta = meta
-            let write = newMeta.update(actualSize: 0, crc: 0, increasesSequence: true)
+            let write = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
             files.writeMeta(newMeta, write)
             try files.synchronizeMeta()
             meta = newMeta
+            if let newCipher { cipher = newCipher.stream }
         } catch {
             throw poison(error)
         }
@@ -265,14 +300,37 @@ final class StoreCore {
 
     private func spaceLeft(_ files: StoreFiles) -> Int { files.dataFileSize - 4 - mirror.count }
 
-    /// Writes `mirror[start...]` to the file and updates the CRC and size in the meta (two 4-byte stores).
+    /// An encrypted store whose meta predates random IVs (version < 2) is rewritten with one, as MMKV does.
+    private var needsRandomIV: Bool { cipher != nil && meta.version < .randomIV }
+
+    /// A fresh IV and a stream from it, for an encrypted store; nil for a plain one.
+    private func freshCipher() -> (iv: InitializationVector, stream: CFBStream)? {
+        guard let key = configuration.cryptKey else { return nil }
+        let bytes = SecureRandom.bytes(16)
+        guard let iv = InitializationVector(bytes) else { return nil }
+        return (iv, CFBStream(key: key, iv: bytes))
+    }
+
+    /// Writes `mirror[start...]` to the file (encrypted by continuing the stream, for an encrypted
+    /// store) and updates the CRC and size in the meta (two 4-byte stores).
     private func commitAppend(_ files: StoreFiles, from start: Int) {
+        var stored = cipherScratch
+        cipherScratch = []
+        defer { cipherScratch = stored }
         mirror.withUnsafeBytes { bytes in
-            let appended = UnsafeRawBufferPointer(rebasing: bytes[start...])
-            files.writeRegion(appended, at: start)
-            let crc = CRC32.update(meta.crcDigest, appended)
-            let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
-            files.writeMeta(meta, write)
+            var appended = UnsafeRawBufferPointer(rebasing: bytes[start...])
+            if let cipher {
+                stored.removeAll(keepingCapacity: true)
+                stored.append(contentsOf: appended)
+                stored.withUnsafeMutableBytes { cipher.encrypt($0) }
+            }
+            stored.withUnsafeBytes { ciphertext in
+                if cipher != nil { appended = ciphertext }
+                files.writeRegion(appended, at: start)
+                let crc = CRC32.update(meta.crcDigest, appended)
+                let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
+                files.writeMeta(meta, write)
+            }
         }
         recordCount += 1
     }
@@ -316,12 +374,17 @@ final class StoreCore {
         }
         // Growth happens before anything is written, so a failure here leaves the files as they were.
         if newFileSize > files.dataFileSize { try files.resizeData(to: newFileSize) }
-        let crc: UInt32 = fresh.withUnsafeBytes { bytes in
+        // An encrypted region is one stream from a fresh IV at position 0.
+        let newCipher = freshCipher()
+        var stored = fresh
+        if let newCipher { stored.withUnsafeMutableBytes { newCipher.stream.encrypt($0) } }
+        let crc: UInt32 = stored.withUnsafeBytes { bytes in
             files.writeRegion(bytes, at: 0)
             return CRC32.update(0, bytes)
         }
         var newMeta = meta
-        let write = newMeta.update(actualSize: UInt32(fresh.count), crc: crc, increasesSequence: true)
+        let write = newMeta.update(
+            actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)
         do {
             if newFileSize < files.dataFileSize { try files.resizeData(to: newFileSize) }
             if needSync { try files.synchronizeData() }
@@ -332,6 +395,7 @@ final class StoreCore {
         }
         meta = newMeta
         mirror = fresh
+        if let newCipher { cipher = newCipher.stream }
         var position = 0
         for slotIndex in index.indices {
             index.values[slotIndex] = newSlots[position]

@@ -1,3 +1,4 @@
+import MappedKVCrypto
 import MappedKVFormat
 import MappedKVIO
 
@@ -46,15 +47,15 @@ public struct InspectionReport: Sendable, Equatable {
 
 /// Reads a store's files without opening the store and reports on their state, damage included.
 public enum StoreInspector {
-    /// Inspects the store `id` under `directory`.
-    public static func inspect(id: String, directory: String) throws(MappedKVError) -> InspectionReport {
+    /// Inspects the store `id` under `directory`, decrypting with `cryptKey` if given.
+    public static func inspect(id: String, directory: String, cryptKey: CryptKey? = nil) throws(MappedKVError) -> InspectionReport {
         let location = try StoreLocation(id: id, directory: directory)
         guard Directory.fileExists(location.dataPath) || Directory.fileExists(location.metaPath) else {
             throw .storeNotFound(location.dataPath)
         }
         let data = try readWholeFile(location.dataPath)
         let meta = try readWholeFile(location.metaPath)
-        return inspect(location: location, dataFile: data, metaFile: meta)
+        return inspect(location: location, dataFile: data, metaFile: meta, cryptKey: cryptKey)
     }
 
     private static func readWholeFile(_ path: String) throws(MappedKVError) -> [UInt8]? {
@@ -67,7 +68,9 @@ public enum StoreInspector {
     }
 
     /// Inspects the given file contents; nil stands for a missing file.
-    public static func inspect(location: StoreLocation, dataFile: [UInt8]?, metaFile: [UInt8]?) -> InspectionReport {
+    public static func inspect(
+        location: StoreLocation, dataFile: [UInt8]?, metaFile: [UInt8]?, cryptKey: CryptKey? = nil
+    ) -> InspectionReport {
         let data = dataFile ?? []
         let metaBytes = metaFile ?? []
         let storedMeta: MetaInfo? = metaBytes.isEmpty ? MetaInfo() : (try? MetaInfo(parsing: metaBytes))
@@ -100,9 +103,15 @@ public enum StoreInspector {
                 report.problem = report.problem ?? CorruptionReason.lengthOutOfRange(actualSize: size, fileSize: data.count).description
                 return
             }
-            let region = data.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0)
+            let stored = data.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0)
                                       : UnsafeRawBufferPointer(rebasing: bytes[4..<(4 + size)])
-            report.computedCRC = CRC32.update(0, region)
+            report.computedCRC = CRC32.update(0, stored)
+            var plaintext = [UInt8](stored)
+            if let cryptKey {
+                let iv = meta.version >= .randomIV ? meta.iv.bytes : cryptKey.legacyIV
+                plaintext.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
+            }
+            plaintext.withUnsafeBytes { region in
             if report.computedCRC != meta.crcDigest {
                 report.problem = report.problem ?? CorruptionReason.crcMismatch(stored: meta.crcDigest, computed: report.computedCRC ?? 0).description
             }
@@ -128,8 +137,9 @@ public enum StoreInspector {
             report.deletionRecordCount = deletions
             report.supersededRecordCount = records - deletions - live.count
             report.liveBytes = live.values.reduce(0, +)
-            if let error = summary.error {
+            if let error = summary.error ?? (cryptKey != nil ? StoreCore.implausibility(of: plaintext) : nil) {
                 report.problem = report.problem ?? CorruptionReason.undecodable(error).description
+            }
             }
         }
         return report

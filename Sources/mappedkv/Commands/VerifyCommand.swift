@@ -11,7 +11,7 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let report = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root) }
+        let report = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
         if let problem = report.problem {
             print("damaged: \(problem)")
             throw ExitCode.failure

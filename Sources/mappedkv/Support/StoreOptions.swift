@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MappedKV
+import MappedKVCrypto
 
 /// The options that name a store, shared by every subcommand that opens one.
 struct StoreOptions: ParsableArguments {
@@ -11,8 +12,17 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The store's ID: its files are <root>/<id> and <root>/<id>.crc.")
     var id: String
 
-    @Option(name: .long, help: "Encryption key (not supported yet).")
+    @Option(name: .long, help: "The encryption key (visible in the process list: prefer the next two).")
     var cryptKey: String?
+
+    @Option(name: .long, help: "Read the encryption key from this file (one trailing newline is ignored).")
+    var cryptKeyFile: String?
+
+    @Option(name: .long, help: "Read the encryption key from this environment variable.")
+    var cryptKeyEnv: String?
+
+    @Flag(name: .long, help: "Use AES-256 (the key is zero-padded or cut to 32 bytes) instead of AES-128.")
+    var aes256 = false
 
     @Flag(name: .long, help: "Share the store with other processes (not supported yet).")
     var multiProcess = false
@@ -21,12 +31,40 @@ struct StoreOptions: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        if cryptKey != nil {
-            throw ValidationError("--crypt-key: encrypted stores are not supported by this version yet")
+        let sources = [cryptKey, cryptKeyFile, cryptKeyEnv].compactMap { $0 }
+        if sources.count > 1 {
+            throw ValidationError("give the key once: --crypt-key, --crypt-key-file or --crypt-key-env")
+        }
+        if aes256 && sources.isEmpty {
+            throw ValidationError("--aes256 needs a key")
         }
         if multiProcess {
             throw ValidationError("--multi-process: multi-process mode is not supported by this version yet")
         }
+    }
+
+    /// The key from whichever option gave it, or nil for a plain store.
+    func resolvedKey() throws -> CryptKey? {
+        var raw: [UInt8]?
+        if let cryptKey { raw = Array(cryptKey.utf8) }
+        if let cryptKeyFile {
+            guard let data = FileManager.default.contents(atPath: cryptKeyFile) else {
+                throw ValidationError("--crypt-key-file: cannot read \(cryptKeyFile)")
+            }
+            var bytes = [UInt8](data)
+            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            raw = bytes
+        }
+        if let cryptKeyEnv {
+            guard let value = ProcessInfo.processInfo.environment[cryptKeyEnv] else {
+                throw ValidationError("--crypt-key-env: the variable \(cryptKeyEnv) is not set")
+            }
+            raw = Array(value.utf8)
+        }
+        guard let raw else { return nil }
+        guard let key = CryptKey(raw, aes256: aes256) else { throw ValidationError("the encryption key is empty") }
+        return key
     }
 
     /// Opens the store, read-only or read-write.
@@ -38,7 +76,8 @@ struct StoreOptions: ParsableArguments {
             logger = stderrLogger
         }
         return try MappedKV(
-            id: id, directory: root, configuration: Configuration(isReadOnly: readOnly), logger: logger)
+            id: id, directory: root,
+            configuration: Configuration(isReadOnly: readOnly, cryptKey: try resolvedKey()), logger: logger)
     }
 }
 

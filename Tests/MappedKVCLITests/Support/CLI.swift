@@ -87,7 +87,7 @@ enum CLI {
     /// fill a pipe and block the child, and a child that exits without reading its input cannot
     /// break a pipe in the test process.
     @discardableResult
-    static func run(_ arguments: [String], stdin: String? = nil) throws -> CLIResult {
+    static func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]) throws -> CLIResult {
         let binary = try binary.get()
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
@@ -107,6 +107,9 @@ enum CLI {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !extra.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
+        }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = error

@@ -54,7 +54,7 @@ let package = Package(
         ),
         .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat"]),
         .testTarget(name: "MappedKVCryptoTests", dependencies: ["MappedKVCrypto", "MappedKVFormat"]),
-        .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat"]),
+        .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
         .testTarget(name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKVFormat"]),
     ]
 )

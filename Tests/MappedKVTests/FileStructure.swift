@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKVCrypto
 
 /// An independent reader of MMKV files, written from MMKV-FORMAT.md without the library's format code,
 /// used to check that the files MappedKV writes follow the format exactly.
@@ -41,7 +42,8 @@ enum FileStructure {
     }
 
     /// The problems found in a data file and meta file pair; empty if the pair is well-formed.
-    static func problems(data: [UInt8], meta: [UInt8]) -> [String] {
+    /// With a key, the region is decrypted (one CFB stream from the meta IV) before its records are parsed.
+    static func problems(data: [UInt8], meta: [UInt8], key: CryptKey? = nil) -> [String] {
         var problems: [String] = []
         if data.isEmpty || data.count % pageSize != 0 { problems.append("data file size \(data.count) is not a whole number of pages") }
         if meta.count < 112 || meta.count % pageSize != 0 { problems.append("meta file size \(meta.count) is not a whole number of pages") }
@@ -57,20 +59,26 @@ enum FileStructure {
             problems.append("lastConfirmed {\(lastSize), \(lastCRC)} does not describe a prefix of the region")
         }
         if actualSize == 0 { return problems }
-        var position = region.startIndex
-        guard let (_, holderLength) = minimalVarint(region, &position), holderLength == 4 else {
+        var plain = Array(region)
+        if let key {
+            if version < 2 { problems.append("encrypted store without a random IV (version \(version))") }
+            plain.withUnsafeMutableBytes { CFBStream(key: key, iv: Array(meta[12..<28])).decrypt($0) }
+        }
+        let records = plain[...]
+        var position = records.startIndex
+        guard let (_, holderLength) = minimalVarint(records, &position), holderLength == 4 else {
             return problems + ["holder is not a minimal 4-byte varint"]
         }
-        while position < region.endIndex {
+        while position < records.endIndex {
             let recordStart = position
-            guard let (keyLength, _) = minimalVarint(region, &position), keyLength > 0,
-                  position + Int(keyLength) <= region.endIndex else {
-                return problems + ["bad key length at region offset \(recordStart - 4)"]
+            guard let (keyLength, _) = minimalVarint(records, &position), keyLength > 0,
+                  position + Int(keyLength) <= records.endIndex else {
+                return problems + ["bad key length at region offset \(recordStart)"]
             }
             position += Int(keyLength)
-            guard let (valueLength, _) = minimalVarint(region, &position),
-                  position + Int(valueLength) <= region.endIndex else {
-                return problems + ["bad value length at region offset \(recordStart - 4)"]
+            guard let (valueLength, _) = minimalVarint(records, &position),
+                  position + Int(valueLength) <= records.endIndex else {
+                return problems + ["bad value length at region offset \(recordStart)"]
             }
             position += Int(valueLength)
         }
@@ -78,10 +86,10 @@ enum FileStructure {
     }
 
     /// The problems in the files of store `id` under `directory`.
-    static func problems(directory: String, id: String) -> [String] {
+    static func problems(directory: String, id: String, key: CryptKey? = nil) -> [String] {
         guard let data = fileBytes(directory + "/" + id), let meta = fileBytes(directory + "/" + id + ".crc") else {
             return ["files missing"]
         }
-        return problems(data: data, meta: meta)
+        return problems(data: data, meta: meta, key: key)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MappedKV
+import MappedKVCrypto
 import MappedKVFormat
 
 /// Random operation sequences against an in-memory dictionary: the store must always agree with it,
@@ -94,13 +95,24 @@ import MappedKVFormat
 
     @Test(arguments: blocks)
     func randomSequencesAgreeWithADictionary(block: Int) throws {
+        try check(block: block, key: nil, sequences: Self.sequencesPerBlock)
+    }
+
+    /// The same workload on encrypted stores: AES-128 and AES-256, 100 sequences each.
+    @Test(arguments: [(100, false), (101, true)])
+    func encryptedSequencesAgreeWithADictionary(block: Int, aes256: Bool) throws {
+        try check(block: block, key: CryptKey(Array("model-key-\(block)".utf8), aes256: aes256), sequences: 100)
+    }
+
+    func check(block: Int, key: CryptKey?, sequences: Int) throws {
+        let configuration = Configuration(cryptKey: key)
         let dir = TemporaryDirectory("model-\(block)")
         var rng = SplitMix64(seed: 0xC0FFEE &+ UInt64(block))
         let keyPool = (0..<40).map { "key-\($0)" } + ["é", "e\u{301}", String(repeating: "L", count: 300), "🙂"]
         var reopens = 0, compactions = 0
-        for sequence in 0..<Self.sequencesPerBlock {
+        for sequence in 0..<sequences {
             let id = "seq-\(sequence)"
-            var store = try MappedKV(id: id, directory: dir.path)
+            var store = try MappedKV(id: id, directory: dir.path, configuration: configuration)
             var model: [String: [UInt8]] = [:]  // keyed by hex of the key's UTF-8 bytes
             var typed: [String: Value] = [:]  // keyed by hex of the key's UTF-8 bytes
             var lastSequence = try store.info().meta.sequence
@@ -132,7 +144,7 @@ import MappedKVFormat
                     try store.trim()
                 default:
                     store.close()
-                    store = try MappedKV(id: id, directory: dir.path)
+                    store = try MappedKV(id: id, directory: dir.path, configuration: configuration)
                     reopens += 1
                     let diff = differences(try contentsByKeyBytes(of: store), model)
                     #expect(diff.isEmpty, "after reopen: seed block \(block) sequence \(sequence) step \(step): \(diff)")
@@ -147,14 +159,14 @@ import MappedKVFormat
             if !diff.isEmpty { return }
             #expect(try store.count == model.count)
             store.close()
-            let reopened = try MappedKV(id: id, directory: dir.path)
+            let reopened = try MappedKV(id: id, directory: dir.path, configuration: configuration)
             let reopenDiff = differences(try contentsByKeyBytes(of: reopened), model)
             #expect(reopenDiff.isEmpty, "final reopen: seed block \(block) sequence \(sequence): \(reopenDiff)")
             reopened.close()
-            let problems = FileStructure.problems(directory: dir.path, id: id)
+            let problems = FileStructure.problems(directory: dir.path, id: id, key: key)
             #expect(problems.isEmpty, "seed block \(block) sequence \(sequence): \(problems)")
         }
-        #expect(reopens > Self.sequencesPerBlock)
-        #expect(compactions > Self.sequencesPerBlock)
+        #expect(reopens > sequences)
+        #expect(compactions > sequences)
     }
 }

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+@testable import MappedKV
+import MappedKVCrypto
+import MappedKVFormat
+
+/// Encrypted stores: MMKV's encrypted files load and accept appends, every rewrite draws a fresh IV,
+/// and a wrong key is refused without writing a byte.
+@Suite struct EncryptedStoreTests {
+    static let keyB = CryptKey(Array("MMKVKey0123456".utf8))!
+    static let keyB16 = CryptKey(Array("MMKVKey012345678".utf8))!
+
+    func meta(_ dir: TemporaryDirectory, _ id: String) throws -> MetaInfo {
+        try MetaInfo(parsing: try #require(fileBytes(dir.file(id + ".crc"))))
+    }
+
+    /// Decrypts and decodes the region independently of the store: key bytes -> payload hex.
+    func independentlyDecoded(_ dir: TemporaryDirectory, _ id: String, key: CryptKey) throws -> [String: String] {
+        let data = try #require(fileBytes(dir.file(id)))
+        let meta = try self.meta(dir, id)
+        var region = Array(data[4..<(4 + Int(meta.actualSize))])
+        #expect(CRC32.checksum(region) == meta.crcDigest)
+        region.withUnsafeMutableBytes { CFBStream(key: key, iv: meta.iv.bytes).decrypt($0) }
+        var live: [String: String] = [:]
+        let summary = region.withUnsafeBytes { plain in
+            RecordDecoder.decode(plain, skipsHolder: true) { record in
+                let name = String(decoding: plain[record.keyRange], as: UTF8.self)
+                live[name] = record.isDeletion ? nil : hex(Array(plain[record.valueRange]))
+            }
+        }
+        #expect(summary.isComplete)
+        return live
+    }
+
+    @Test(arguments: [("b_crypt", "case_b", keyB), ("b16_crypt16", "case_b16", keyB16)])
+    func mmkvEncryptedStoresLoad(caseName: String, id: String, key: CryptKey) throws {
+        let root = "\(vectorsDirectory)/mmkv-2.4.2/\(caseName)/root"
+        let store = try MappedKV(id: id, directory: root, configuration: Configuration(isReadOnly: true, cryptKey: key))
+        #expect(try contents(of: store).mapValues(hex) == (try readExpect(caseName, id: id)))
+        #expect(try store.string(forKey: "s") == "hello, MMKV ✓")
+    }
+
+    @Test func appendsContinueMMKVsCipherStreamFromAnyOffset() throws {
+        let dir = TemporaryDirectory("enc-append")
+        try copyGoldenStore("b_crypt", to: dir)
+        var model = try readExpect("b_crypt", id: "case_b")
+        let before = try meta(dir, "case_b")
+        #expect(before.actualSize % 16 != 0, "the first append starts mid-block")
+        var offsets: Set<Int> = []
+        for i in 0..<40 {
+            let store = try MappedKV(id: "case_b", directory: dir.path, configuration: Configuration(cryptKey: Self.keyB))
+            let value = String(repeating: "x", count: i % 23)
+            offsets.insert(try store.actualSize % 16)
+            try store.set(value, forKey: "k\(i % 7)")
+            model["k\(i % 7)"] = hex(value.payloadBytes)
+            store.close()
+            let reopened = try MappedKV(id: "case_b", directory: dir.path, configuration: Configuration(cryptKey: Self.keyB))
+            #expect(try contents(of: reopened).mapValues(hex) == model, "after append \(i)")
+        }
+        #expect(offsets.count >= 12, "appends started at many offsets within a block: \(offsets.sorted())")
+        let after = try meta(dir, "case_b")
+        #expect(after.sequence == before.sequence && after.iv == before.iv, "appends keep MMKV's IV and sequence")
+        #expect(try independentlyDecoded(dir, "case_b", key: Self.keyB) == model)
+    }
+
+    @Test func everyRewriteAndClearDrawsAFreshIV() throws {
+        let dir = TemporaryDirectory("enc-iv")
+        let key = try #require(CryptKey(Array("iv-test".utf8), aes256: true))
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+        var ivs: Set<InitializationVector> = []
+        var lastSequence: UInt32 = 0
+        for i in 0..<600 {
+            try store.set("value-\(i)-" + String(repeating: "v", count: 40), forKey: "key-\(i % 150)")
+            let now = try meta(dir, "s")
+            #expect(now.version >= .randomIV)
+            if now.sequence != lastSequence {
+                #expect(ivs.insert(now.iv).inserted, "a rewrite reused an IV")
+                lastSequence = now.sequence
+            }
+        }
+        try store.clearAll()
+        #expect(ivs.insert(try meta(dir, "s").iv).inserted, "clearAll reused an IV")
+        try store.set("after-clear", forKey: "k")
+        #expect(ivs.count > 3)
+        #expect(FileStructure.problems(directory: dir.path, id: "s", key: key).isEmpty)
+        let data = try #require(fileBytes(dir.file("s")))
+        #expect(!String(decoding: data, as: UTF8.self).contains("value-"), "no plaintext on disk")
+        store.close()
+        let reopened = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+        #expect(try reopened.string(forKey: "k") == "after-clear")
+    }
+
+    @Test func legacyStoresWithoutARandomIVAreUpgradedOnFirstWrite() throws {
+        // Meta version 1: the IV is the first 16 bytes of the padded key (MMKV-FORMAT.md section 4).
+        let dir = TemporaryDirectory("enc-legacy")
+        let key = Self.keyB
+        var region = [0x80, 0x80, 0x80, 0x01] + [3] + Array("old".utf8) + [6, 5] + Array("value".utf8)
+        region.withUnsafeMutableBytes { CFBStream(key: key, iv: key.legacyIV).encrypt($0) }
+        var data = [UInt8](repeating: 0, count: 4096)
+        data.replaceSubrange(4..<(4 + region.count), with: region)
+        var meta = MetaInfo()
+        meta.version = .sequence
+        meta.sequence = 1
+        meta.actualSize = UInt32(region.count)
+        meta.crcDigest = CRC32.checksum(region)
+        try writeFile(dir.file("s"), data)
+        try writeFile(dir.file("s.crc"), meta.serialized + [UInt8](repeating: 0, count: 4096 - 112))
+        // Version 1 takes its size from the header, not the meta.
+        let size = UInt32(region.count)
+        data.replaceSubrange(0..<4, with: [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), 0, 0])
+        try writeFile(dir.file("s"), data)
+
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+        #expect(try store.string(forKey: "old") == "value")
+        try store.set("new", forKey: "fresh")
+        let upgraded = try self.meta(dir, "s")
+        #expect(upgraded.version == .flag && upgraded.iv != InitializationVector(key.legacyIV)!)
+        #expect(upgraded.sequence == 2)
+        store.close()
+        let reopened = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+        #expect(try reopened.string(forKey: "old") == "value")
+        #expect(try reopened.string(forKey: "fresh") == "new")
+    }
+
+    @Test func wrongKeysAreRefusedAndWriteNothing() throws {
+        let dir = TemporaryDirectory("enc-wrong")
+        try copyGoldenStore("b_crypt", to: dir)
+        let plainDir = TemporaryDirectory("enc-wrong-plain")
+        try copyGoldenStore("a_plain", to: plainDir)
+        let attempts: [(TemporaryDirectory, String, CryptKey?)] = [
+            (dir, "case_b", CryptKey(Array("WrongKey".utf8))),
+            (dir, "case_b", CryptKey(Array("MMKVKey0123456".utf8), aes256: true)),
+            (dir, "case_b", nil),
+            (plainDir, "case_a", Self.keyB),
+        ]
+        for (directory, id, key) in attempts {
+            let data = fileBytes(directory.file(id)), meta = fileBytes(directory.file(id + ".crc"))
+            for readOnly in [true, false] {
+                let error = #expect(throws: MappedKVError.self) {
+                    let store = try MappedKV(id: id, directory: directory.path,
+                                             configuration: Configuration(isReadOnly: readOnly, cryptKey: key))
+                    try store.set("must not land", forKey: "x")
+                }
+                guard case .corrupted(_, .undecodable)? = error else {
+                    Issue.record("expected a wrong-key error for \(id) with \(String(describing: key)), got \(String(describing: error))")
+                    continue
+                }
+                #expect("\(error!)".contains("wrong encryption key"))
+            }
+            #expect(fileBytes(directory.file(id)) == data, "data file of \(id) changed")
+            #expect(fileBytes(directory.file(id + ".crc")) == meta, "meta file of \(id) changed")
+        }
+    }
+}

@@ -190,14 +190,14 @@ struct ApplyTests {
         }
     }
 
-    @Test("rekey is refused as not supported, with its line number, and earlier lines stay applied")
-    func rekeyRefused() throws {
+    @Test("a bad line after a rekey reports its line number; the rekey and earlier lines stay applied")
+    func rekeyThenBadLine() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            let result = try CLI.fail(["apply"] + CLI.store(root, "s"), stdin: "set-int32 a 1\nrekey secret\n")
-            #expect(result.stderr.contains("line 2"), "\(result)")
-            #expect(result.stderr.contains("not supported"), "\(result)")
-            #expect(try CLI.dump(root: root, id: "s") == "a\t01\n#count\t1\n")
+            let result = try CLI.fail(["apply"] + CLI.store(root, "s"), stdin: "set-int32 a 1\nrekey secret\nset-int32 b x\n")
+            #expect(result.stderr.contains("line 3"), "\(result)")
+            #expect(try CLI.succeed(["dump"] + CLI.store(root, "s") + ["--crypt-key", "secret"]).stdout == "a\t01\n#count\t1\n")
+            try CLI.fail(["dump"] + CLI.store(root, "s"))
         }
     }
 

@@ -1,4 +1,5 @@
 import Logging
+import MappedKVCrypto
 import MappedKVFormat
 import Synchronization
 
@@ -145,6 +146,35 @@ public final class MappedKV: Sendable {
     /// Compacts the store and shrinks the file while it is more than twice the size it needs.
     public func trim() throws(MappedKVError) {
         try core.withLock { (core) throws(MappedKVError) in try core.trim() }
+    }
+
+    // MARK: Encryption
+
+    /// Whether the store is encrypted.
+    public var isEncrypted: Bool {
+        core.withLock { core in core.cryptKey != nil }
+    }
+
+    /// Re-encrypts the store under `key`, or decrypts it to plain text when `key` is nil.
+    ///
+    /// This is a full write-back with a fresh IV and an incremented sequence, as MMKV's `reKey`.
+    /// Other processes are not told: they must call ``adoptCryptKey(_:)`` with the new key.
+    public func rekey(to key: CryptKey?) throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in try core.rekey(to: key) }
+    }
+
+    /// Reloads the store from its files with `key`, without rewriting anything (MMKV's
+    /// `checkReSetCryptKey`): use it after another process changed the key. If the files do not
+    /// decode with `key`, this throws and the store keeps its current state.
+    public func adoptCryptKey(_ key: CryptKey?) throws(MappedKVError) {
+        var adopted = configuration
+        adopted.cryptKey = key
+        let location = self.location
+        try core.withLock { (core) throws(MappedKVError) in
+            let fresh = try StoreCore(location: location, configuration: adopted, logger: core.logger)
+            core.close()
+            core = fresh
+        }
     }
 
     /// Flushes both files to disk (`msync`). Appends are otherwise left to the kernel, as in MMKV.

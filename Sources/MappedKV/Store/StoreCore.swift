@@ -32,6 +32,8 @@ final class StoreCore {
     private(set) var hasKeyExpiry: Bool
     /// A reusable buffer for encoding payloads, so a set allocates nothing once warm.
     private var scratch: [UInt8] = []
+    /// The store's key; it changes only through ``rekey(to:)``.
+    private(set) var cryptKey: CryptKey?
     /// The cipher stream positioned at the end of the region, for an encrypted store.
     private var cipher: CFBStream?
     /// A reusable buffer for the ciphertext of an append.
@@ -77,6 +79,7 @@ final class StoreCore {
             try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize)
         }
         self.files = files
+        self.cryptKey = configuration.cryptKey
         self.cipher = cipher
         self.meta = region.meta
         self.header = region.header
@@ -271,6 +274,28 @@ final class StoreCore {
         }
     }
 
+    /// Re-encrypts the store under `newKey` (nil: decrypts it to plain text) with a full write-back:
+    /// a fresh IV and an incremented sequence. On failure before anything is written, the old key stays.
+    func rekey(to newKey: CryptKey?) throws(MappedKVError) {
+        let files = try writableFiles()
+        let oldKey = cryptKey, oldCipher = cipher
+        cryptKey = newKey
+        if newKey == nil { cipher = nil }
+        let currentSize = files.dataFileSize
+        do {
+            try rewrite(files, needSync: true) { _ in currentSize }
+        } catch {
+            if !isClosedAfterFailure {
+                cryptKey = oldKey
+                cipher = oldCipher
+            }
+            throw error
+        }
+        logger.debug("rekeyed store", metadata: ["id": "\(location.id)", "encrypted": "\(newKey != nil)"])
+    }
+
+    private var isClosedAfterFailure: Bool { files == nil }
+
     /// Flushes both files to disk.
     func sync() throws(MappedKVError) {
         let files = try openFiles()
@@ -305,7 +330,7 @@ final class StoreCore {
 
     /// A fresh IV and a stream from it, for an encrypted store; nil for a plain one.
     private func freshCipher() -> (iv: InitializationVector, stream: CFBStream)? {
-        guard let key = configuration.cryptKey else { return nil }
+        guard let key = cryptKey else { return nil }
         let bytes = SecureRandom.bytes(16)
         guard let iv = InitializationVector(bytes) else { return nil }
         return (iv, CFBStream(key: key, iv: bytes))
@@ -393,6 +418,9 @@ final class StoreCore {
         } catch {
             throw poison(error)
         }
+        // Old records past the new end would stay readable (in plain text, after encrypting a
+        // plain store); MMKV leaves them, we erase them.
+        if fresh.count < mirror.count { files.zeroRegion(fresh.count..<mirror.count) }
         meta = newMeta
         mirror = fresh
         if let newCipher { cipher = newCipher.stream }

@@ -8,7 +8,7 @@ struct ApplyCommand: ParsableCommand {
         abstract: "Apply operations read from standard input, one per line.",
         discussion: """
             Operations: set-int32|set-uint32|set-int64|set-uint64|set-bool|set-double|set-float|set-string KEY VALUE, \
-            set-bytes KEY HEX, remove KEY, clear, trim, rekey [NEWKEY], incr-int64 KEY DELTA. \
+            set-bytes KEY HEX, remove KEY, clear, trim, rekey [NEWKEY] (no NEWKEY: decrypt; the new key is AES-256 with --aes256), incr-int64 KEY DELTA. \
             A string value is the rest of the line after 'KEY '. The first bad line stops the run with its \
             line number and exit status 1; the lines before it stay applied.
             """)
@@ -23,7 +23,7 @@ struct ApplyCommand: ParsableCommand {
             number += 1
             do {
                 guard let operation = try ScriptParser.parse(line[...], number: number) else { continue }
-                try operation.apply(to: kv)
+                try operation.apply(to: kv, aes256: store.aes256)
             } catch let error as ScriptError {
                 printError(error.description)
                 throw ExitCode.failure

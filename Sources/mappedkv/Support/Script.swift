@@ -1,4 +1,5 @@
 import MappedKV
+import MappedKVCrypto
 
 /// One line of an `apply` script (the language of Vectors/mmkv-2.4.2/README.md).
 enum ScriptOperation: Equatable {
@@ -94,8 +95,8 @@ enum ScriptParser {
 }
 
 extension ScriptOperation {
-    /// Applies the operation to `store`.
-    func apply(to store: MappedKV) throws {
+    /// Applies the operation to `store`; a `rekey` key is AES-256 if `aes256`.
+    func apply(to store: MappedKV, aes256: Bool) throws {
         switch self {
         case .setInt32(let k, let v): try store.set(v, forKey: k)
         case .setUInt32(let k, let v): try store.set(v, forKey: k)
@@ -109,7 +110,8 @@ extension ScriptOperation {
         case .remove(let k): try store.removeValue(forKey: k)
         case .clear: try store.clearAll()
         case .trim: try store.trim()
-        case .rekey: throw MappedKVError.unsupported("rekey: encrypted stores are not supported by this version yet")
+        case .rekey(let newKey):
+            try store.rekey(to: newKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
         case .incrementInt64(let k, let delta):
             let current = try store.int64(forKey: k) ?? 0
             let (sum, overflow) = current.addingReportingOverflow(delta)

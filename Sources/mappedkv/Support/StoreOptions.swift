@@ -45,26 +45,7 @@ struct StoreOptions: ParsableArguments {
 
     /// The key from whichever option gave it, or nil for a plain store.
     func resolvedKey() throws -> CryptKey? {
-        var raw: [UInt8]?
-        if let cryptKey { raw = Array(cryptKey.utf8) }
-        if let cryptKeyFile {
-            guard let data = FileManager.default.contents(atPath: cryptKeyFile) else {
-                throw ValidationError("--crypt-key-file: cannot read \(cryptKeyFile)")
-            }
-            var bytes = [UInt8](data)
-            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
-            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-            raw = bytes
-        }
-        if let cryptKeyEnv {
-            guard let value = ProcessInfo.processInfo.environment[cryptKeyEnv] else {
-                throw ValidationError("--crypt-key-env: the variable \(cryptKeyEnv) is not set")
-            }
-            raw = Array(value.utf8)
-        }
-        guard let raw else { return nil }
-        guard let key = CryptKey(raw, aes256: aes256) else { throw ValidationError("the encryption key is empty") }
-        return key
+        try KeySource(literal: cryptKey, file: cryptKeyFile, environment: cryptKeyEnv, aes256: aes256, option: "--crypt-key").resolve()
     }
 
     /// Opens the store, read-only or read-write.
@@ -93,5 +74,39 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
     } catch let error as MappedKVError {
         printError(error.description)
         throw ExitCode.failure
+    }
+}
+
+/// Where a key comes from: a literal, a file or an environment variable (at most one).
+struct KeySource {
+    var literal: String?
+    var file: String?
+    var environment: String?
+    var aes256: Bool
+    /// The option's base name, for messages.
+    var option: String
+
+    /// The prepared key, or nil if no source was given.
+    func resolve() throws -> CryptKey? {
+        var raw: [UInt8]?
+        if let literal { raw = Array(literal.utf8) }
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ValidationError("\(option)-file: cannot read \(file)")
+            }
+            var bytes = [UInt8](data)
+            if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            raw = bytes
+        }
+        if let environment {
+            guard let value = ProcessInfo.processInfo.environment[environment] else {
+                throw ValidationError("\(option)-env: the variable \(environment) is not set")
+            }
+            raw = Array(value.utf8)
+        }
+        guard let raw else { return nil }
+        guard let key = CryptKey(raw, aes256: aes256) else { throw ValidationError("\(option): the key is empty") }
+        return key
     }
 }

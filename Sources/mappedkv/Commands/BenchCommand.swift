@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MappedKV
+import MappedKVCrypto
 
 /// `mappedkv bench`: times the standard workloads on a fresh store.
 struct BenchCommand: ParsableCommand {
@@ -17,6 +18,10 @@ struct BenchCommand: ParsableCommand {
     var root: String
     @Option(name: .long, help: "Operations per workload.")
     var n: Int = 100_000
+    @Option(name: .long, help: "Benchmark an encrypted store with this key.")
+    var cryptKey: String?
+    @Flag(name: .long, help: "With --crypt-key: AES-256.")
+    var aes256 = false
 
     func validate() throws {
         guard n > 0 else { throw ValidationError("--n must be positive") }
@@ -32,9 +37,13 @@ struct BenchCommand: ParsableCommand {
         return Double(DispatchTime.now().uptimeNanoseconds - start)
     }
 
+    private var storeConfiguration: Configuration {
+        Configuration(cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
+    }
+
     private func fresh(_ id: String) throws -> MappedKV {
         for suffix in ["", ".crc"] { try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)") }
-        return try MappedKV(id: id, directory: root)
+        return try MappedKV(id: id, directory: root, configuration: storeConfiguration)
     }
 
     private func measure() throws {
@@ -78,7 +87,7 @@ struct BenchCommand: ParsableCommand {
         var loadedKeys = 0
         let load = try elapsedNanoseconds {
             for _ in 0..<reopens {
-                let reopened = try MappedKV(id: "bench-load", directory: root)
+                let reopened = try MappedKV(id: "bench-load", directory: root, configuration: storeConfiguration)
                 loadedKeys += try reopened.count
                 reopened.close()
             }

@@ -1,7 +1,23 @@
+import Glibc
 import MappedKVCrypto
 
+/// Where a store reads the current time for key expiry, in MMKV's unit: whole seconds since 1970
+/// as a `UInt32` (so nothing after 2106-02-07 can be expressed; see ``MappedKVFormat/ExpirySuffix``).
+///
+/// Tests inject a clock they advance by hand instead of sleeping.
+public struct ExpiryClock: Sendable {
+    /// The current time in seconds since 1970.
+    public let now: @Sendable () -> UInt32
+
+    /// A clock that calls `now` for the time.
+    public init(_ now: @escaping @Sendable () -> UInt32) { self.now = now }
+
+    /// The system's wall clock, clamped to the `UInt32` range.
+    public static let system = ExpiryClock { UInt32(clamping: Int(time(nil))) }
+}
+
 /// How a store is opened.
-public struct Configuration: Sendable, Equatable {
+public struct Configuration: Sendable {
     /// Open without writing anything; both files must exist.
     public var isReadOnly: Bool
     /// The data file's minimum size in bytes, rounded up to whole pages (MMKV's `expectedCapacity`).
@@ -9,11 +25,14 @@ public struct Configuration: Sendable, Equatable {
     /// The encryption key, or nil for a plain store. Nothing in the files says whether a store is
     /// encrypted: opening with the wrong key (or none) fails with ``CorruptionReason/undecodable(_:)``.
     public var cryptKey: CryptKey?
+    /// The clock that decides which keys have expired.
+    public var clock: ExpiryClock
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file.
-    public init(isReadOnly: Bool = false, expectedCapacity: Int = 0, cryptKey: CryptKey? = nil) {
+    public init(isReadOnly: Bool = false, expectedCapacity: Int = 0, cryptKey: CryptKey? = nil, clock: ExpiryClock = .system) {
         self.isReadOnly = isReadOnly
         self.expectedCapacity = expectedCapacity
         self.cryptKey = cryptKey
+        self.clock = clock
     }
 }

@@ -148,6 +148,45 @@ public final class MappedKV: Sendable {
         try core.withLock { (core) throws(MappedKVError) in try core.trim() }
     }
 
+    // MARK: Key expiry
+
+    /// Stores `value` under `key`, to expire `duration` after now (whole seconds, rounded up;
+    /// `.zero` means never). Key expiry must be on: see ``enableKeyExpiry(defaultDuration:)``.
+    public func set<V: PayloadCodable & Sendable>(
+        _ value: V, forKey key: String, expiresAfter duration: Duration
+    ) throws(MappedKVError) {
+        let seconds = MappedKV.expirySeconds(duration)
+        try core.withLock { (core) throws(MappedKVError) in try core.set(value, forKey: key, expiresAfter: seconds) }
+    }
+
+    /// Turns on MMKV-compatible key expiry: every value gets a 4-byte expiry time, and values set
+    /// without a duration live `defaultDuration` (`.zero`: forever). Expired keys disappear from
+    /// every getter, `contains`, `count` and `allKeys`, and are dropped at the next write-back.
+    /// On a store with data this rewrites every value, as MMKV does. Times are 32-bit seconds
+    /// since 1970, so expiry times past 2106-02-07 are clamped to that date.
+    public func enableKeyExpiry(defaultDuration: Duration = .zero) throws(MappedKVError) {
+        let seconds = MappedKV.expirySeconds(defaultDuration)
+        try core.withLock { (core) throws(MappedKVError) in try core.configureExpiry(enabled: true, defaultDuration: seconds) }
+    }
+
+    /// Turns key expiry off, removing the expiry time from every value (a rewrite). Keys that have
+    /// already expired are dropped.
+    public func disableKeyExpiry() throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in try core.configureExpiry(enabled: false, defaultDuration: 0) }
+    }
+
+    /// Whether key expiry is on (meta flag bit 0).
+    public var isKeyExpiryEnabled: Bool {
+        core.withLock { core in core.expiryEnabled }
+    }
+
+    /// Whole seconds of `duration`, rounded up and clamped to `0...UInt32.max`.
+    static func expirySeconds(_ duration: Duration) -> UInt32 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, duration > .zero else { return 0 }
+        return UInt32(clamping: seconds + (attoseconds > 0 ? 1 : 0))
+    }
+
     // MARK: Encryption
 
     /// Whether the store is encrypted.

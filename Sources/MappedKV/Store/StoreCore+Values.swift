@@ -5,10 +5,10 @@ extension StoreCore {
     @inline(__always)
     func value<V: PayloadCodable>(_ type: V.Type, forKey key: String) throws(MappedKVError) -> V? {
         try openFiles()
-        guard let slot = index[IndexKey(key)] else { return nil }
+        guard let range = liveSlotValue(IndexKey(key)) else { return nil }
         do {
             return try mirror.withRawBytes { (bytes) throws(FormatError) -> V in
-                try V(payload: UnsafeRawBufferPointer(rebasing: bytes[slot.valueRange]))
+                try V(payload: UnsafeRawBufferPointer(rebasing: bytes[range]))
             }
         } catch {
             throw .valueDecodingFailed(key: key, type: "\(V.self)", reason: error.description)
@@ -18,15 +18,16 @@ extension StoreCore {
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
         try openFiles()
-        guard let slot = index[IndexKey(key)] else { return nil }
-        return Array(mirror[slot.valueRange])
+        guard let range = liveSlotValue(IndexKey(key)) else { return nil }
+        return Array(mirror[range])
     }
 
     /// Every live key with its payload, sorted by key bytes.
     func sortedEntries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
         try openFiles()
+        let now = expiryEnabled ? configuration.clock.now() : 0
         return index
-            .map { (key: $0.key.string, payload: Array(mirror[$0.value.valueRange])) }
+            .compactMap { entry in liveValueRange(entry.value, now: now).map { (key: entry.key.string, payload: Array(mirror[$0])) } }
             .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 
@@ -42,7 +43,7 @@ extension StoreCore {
         }
         return StoreInfo(
             id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: meta,
-            fileSize: dataFileSize, actualSize: actualSize, keyCount: index.count, recordCount: recordCount,
+            fileSize: dataFileSize, actualSize: actualSize, keyCount: try count(), recordCount: recordCount,
             holder: holderBytes, header: header)
     }
 }

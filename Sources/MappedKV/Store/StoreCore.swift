@@ -28,8 +28,10 @@ final class StoreCore {
     private(set) var index: [IndexKey: ValueSlot]
     /// Records decoded at load or appended since, deletions included (for statistics).
     private(set) var recordCount: Int
-    /// Whether the store's values carry MMKV expiry suffixes (not supported for writing yet).
-    private(set) var hasKeyExpiry: Bool
+    /// Whether every value carries MMKV's 4-byte expiry suffix (meta flag bit 0).
+    private(set) var expiryEnabled: Bool
+    /// The lifetime of values set without one, in seconds; 0 is "never" (MMKV's `m_expiredInSeconds`).
+    private(set) var defaultExpiryDuration: UInt32 = 0
     /// A reusable buffer for encoding payloads, so a set allocates nothing once warm.
     private var scratch: [UInt8] = []
     /// The store's key; it changes only through ``rekey(to:)``.
@@ -86,7 +88,7 @@ final class StoreCore {
         self.mirror = mirror
         self.index = index
         self.recordCount = summary.recordCount
-        self.hasKeyExpiry = region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry)
+        self.expiryEnabled = region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry)
         logger.debug("opened store", metadata: [
             "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(region.actualSize)",
             "fileSize": "\(files.dataFileSize)", "sequence": "\(region.meta.sequence)",
@@ -137,9 +139,6 @@ final class StoreCore {
     private func writableFiles() throws(MappedKVError) -> StoreFiles {
         let files = try openFiles()
         guard !configuration.isReadOnly else { throw .readOnly }
-        guard !hasKeyExpiry else {
-            throw .unsupported("the store has MMKV key expiry enabled; writing such stores is not supported yet")
-        }
         return files
     }
 
@@ -160,25 +159,50 @@ final class StoreCore {
     /// Every live key, in no particular order.
     func keys() throws(MappedKVError) -> [String] {
         try openFiles()
-        return index.keys.map(\.string)
+        guard expiryEnabled else { return index.keys.map(\.string) }
+        let now = configuration.clock.now()
+        return index.compactMap { liveValueRange($0.value, now: now) == nil ? nil : $0.key.string }
     }
 
     /// The number of live keys.
     func count() throws(MappedKVError) -> Int {
         try openFiles()
-        return index.count
+        guard expiryEnabled else { return index.count }
+        let now = configuration.clock.now()
+        return index.values.reduce(0) { $0 + (liveValueRange($1, now: now) == nil ? 0 : 1) }
     }
 
     /// Whether `key` is live.
     func contains(_ key: String) throws(MappedKVError) -> Bool {
         try openFiles()
-        return index[IndexKey(key)] != nil
+        return liveSlotValue(IndexKey(key)) != nil
+    }
+
+    /// The value bytes of a slot without any expiry suffix, or nil if the value has expired.
+    /// A value shorter than the suffix is returned as it is, as MMKV does.
+    @inline(__always)
+    func liveValueRange(_ slot: ValueSlot, now: UInt32) -> Range<Int>? {
+        let range = slot.valueRange
+        guard expiryEnabled else { return range }
+        guard let time = mirror.withUnsafeBytes({ ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: $0[range])) }) else {
+            return range
+        }
+        return ExpirySuffix.isExpired(time, now: now) ? nil : range.dropLast(ExpirySuffix.length)
+    }
+
+    /// The live value range of `key`, or nil if it is absent or expired.
+    @inline(__always)
+    func liveSlotValue(_ key: IndexKey) -> Range<Int>? {
+        guard let slot = index[key] else { return nil }
+        guard expiryEnabled else { return slot.valueRange }
+        return liveValueRange(slot, now: configuration.clock.now())
     }
 
     // MARK: Writes
 
-    /// Encodes `value` and appends it as the new record of `key`.
-    func set<V: PayloadCodable>(_ value: V, forKey key: String) throws(MappedKVError) {
+    /// Encodes `value` and appends it as the new record of `key`, expiring after `duration` seconds
+    /// (nil: the store's default; 0: never) when key expiry is on.
+    func set<V: PayloadCodable>(_ value: V, forKey key: String, expiresAfter duration: UInt32? = nil) throws(MappedKVError) {
         var buffer = scratch
         scratch = []
         defer {
@@ -187,32 +211,41 @@ final class StoreCore {
         }
         buffer.removeAll(keepingCapacity: true)
         value.encodePayload(into: &buffer)
-        try buffer.withRawBytes { (payload) throws(MappedKVError) in try setPayload(payload, forKey: key) }
+        try buffer.withRawBytes { (payload) throws(MappedKVError) in try setPayload(payload, forKey: key, expiresAfter: duration) }
     }
 
-    /// Appends a record holding `payload` for `key`.
-    func setPayload(_ payload: UnsafeRawBufferPointer, forKey key: String) throws(MappedKVError) {
+    /// Appends a record holding `payload` (plus the expiry suffix when expiry is on) for `key`.
+    func setPayload(_ payload: UnsafeRawBufferPointer, forKey key: String, expiresAfter duration: UInt32? = nil) throws(MappedKVError) {
         try Self.validate(key: key)
         guard !payload.isEmpty else {
             throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
         }
-        guard payload.count <= RecordLimits.maximumValueLength else { throw .valueTooLarge(payload.count) }
+        let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
+        guard payload.count + suffixLength <= RecordLimits.maximumValueLength else { throw .valueTooLarge(payload.count) }
         let files = try writableFiles()
+        if duration != nil && !expiryEnabled {
+            throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
+        }
         let indexKey = IndexKey(key)
         let keyLength = key.utf8.count
-        let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: payload.count)
+        let valueLength = payload.count + suffixLength
+        let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
         if index.isEmpty || recordLength >= spaceLeft(files) || needsRandomIV {
             try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
         }
         let start = mirror.count
         Varint.append(UInt64(keyLength), to: &mirror)
         mirror.append(contentsOf: key.utf8)
-        Varint.append(UInt64(payload.count), to: &mirror)
+        Varint.append(UInt64(valueLength), to: &mirror)
         let valueStart = mirror.count
         mirror.append(contentsOf: payload)
+        if expiryEnabled {
+            let expiry = ExpirySuffix.expiration(now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
+            ExpirySuffix.append(expiry, to: &mirror)
+        }
         commitAppend(files, from: start)
         index[indexKey] = ValueSlot(
-            recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(payload.count))
+            recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength))
     }
 
     /// Removes `key`; an absent key is not an error.
@@ -296,6 +329,43 @@ final class StoreCore {
 
     private var isClosedAfterFailure: Bool { files == nil }
 
+    /// Turns key expiry on (every value gets a 4-byte expiry time; `defaultDuration` seconds applies
+    /// to values set without one, 0 meaning never) or off (the suffixes are removed), as MMKV's
+    /// `enableAutoKeyExpire` / `disableAutoKeyExpire`: an empty new store only changes its meta, any
+    /// other store is rewritten. Both increment the sequence and set the meta version to exactly 4.
+    func configureExpiry(enabled: Bool, defaultDuration: UInt32) throws(MappedKVError) {
+        let files = try writableFiles()
+        defer { if expiryEnabled { defaultExpiryDuration = defaultDuration } }
+        guard enabled != expiryEnabled else { return }
+        var flags = meta.flags
+        if enabled { flags.insert(.keyExpiry) } else { flags.remove(.keyExpiry) }
+        if files.dataFileSize == expectedCapacity && mirror.isEmpty {
+            var newMeta = meta
+            _ = newMeta.update(actualSize: 0, crc: 0, increasesSequence: true)
+            newMeta.flags = flags
+            newMeta.version = .flag
+            do {
+                files.writeMeta(newMeta, .wholeStruct)
+                try files.synchronizeMeta()
+            } catch { throw poison(error) }
+            meta = newMeta
+            expiryEnabled = enabled
+        } else {
+            let currentSize = files.dataFileSize
+            let liveCount = index.count
+            let page = pageSize
+            let transform: ValueTransform = enabled
+                ? .addExpiry(ExpirySuffix.expiration(now: configuration.clock.now(), duration: defaultDuration))
+                : .removeExpiry
+            try rewrite(files, needSync: true, transform: transform, flags: flags) { length in
+                FileSizePolicy.sizeForWriteBack(
+                    fileSize: currentSize, liveLength: length, incomingLength: 0,
+                    liveCount: liveCount, needSync: true, pageSize: page)
+            }
+        }
+        logger.debug("key expiry changed", metadata: ["id": "\(location.id)", "enabled": "\(enabled)"])
+    }
+
     /// Flushes both files to disk.
     func sync() throws(MappedKVError) {
         let files = try openFiles()
@@ -372,30 +442,60 @@ final class StoreCore {
         }
     }
 
-    /// Rewrites the data region as a fresh holder plus every live record, sizes the file with
-    /// `chooseFileSize(newLength)`, and stores the whole meta with the sequence incremented.
+    /// How a rewrite changes each value (for turning key expiry on or off).
+    enum ValueTransform {
+        /// Append an expiry suffix with this time to every value.
+        case addExpiry(UInt32)
+        /// Remove the last 4 bytes of every value.
+        case removeExpiry
+    }
+
+    /// Rewrites the data region as a fresh holder plus every live record (expired ones dropped,
+    /// values transformed if asked), sizes the file with `chooseFileSize(newLength)`, and stores the
+    /// whole meta with the sequence incremented and, if given, new flags (version exactly 4).
     private func rewrite(
-        _ files: StoreFiles, needSync: Bool, chooseFileSize: (Int) -> Int?
+        _ files: StoreFiles, needSync: Bool, transform: ValueTransform? = nil, flags: MetaFlags? = nil,
+        chooseFileSize: (Int) -> Int?
     ) throws(MappedKVError) {
-        var liveLength = ItemSizeHolder.encodedLength
-        for slot in index.values { liveLength += slot.recordRange.count }
-        guard let newFileSize = chooseFileSize(liveLength) else {
-            throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
-        }
         var fresh: [UInt8] = []
-        fresh.reserveCapacity(liveLength)
+        fresh.reserveCapacity(mirror.count + (transform == nil ? 0 : index.count * ExpirySuffix.length))
         fresh.append(contentsOf: ItemSizeHolder.random())
-        var newSlots: [ValueSlot] = []
+        var newSlots: [ValueSlot?] = []
         newSlots.reserveCapacity(index.count)
+        let now = expiryEnabled ? configuration.clock.now() : 0
         mirror.withUnsafeBytes { old in
             for slot in index.values {
+                if expiryEnabled, liveValueRange(slot, now: now) == nil {
+                    newSlots.append(nil)  // expired: dropped, as MMKV's filterExpiredKeys does
+                    continue
+                }
                 let start = fresh.count
-                fresh.append(contentsOf: old[slot.recordRange])
+                guard let transform else {
+                    fresh.append(contentsOf: old[slot.recordRange])
+                    newSlots.append(ValueSlot(
+                        recordStart: UInt32(start),
+                        valueStart: UInt32(start + Int(slot.valueStart - slot.recordStart)),
+                        valueLength: slot.valueLength))
+                    continue
+                }
+                var cursor = ByteCursor(old, position: slot.recordRange.lowerBound)
+                let keyLength = (try? cursor.readLength()) ?? 0
+                var value = Array(old[slot.valueRange])
+                switch transform {
+                case .addExpiry(let time): ExpirySuffix.append(time, to: &value)
+                case .removeExpiry: if value.count > ExpirySuffix.length { value.removeLast(ExpirySuffix.length) }
+                }
+                Varint.append(UInt64(keyLength), to: &fresh)
+                fresh.append(contentsOf: old[cursor.position..<(cursor.position + keyLength)])
+                Varint.append(UInt64(value.count), to: &fresh)
+                let valueStart = fresh.count
+                fresh.append(contentsOf: value)
                 newSlots.append(ValueSlot(
-                    recordStart: UInt32(start),
-                    valueStart: UInt32(start + Int(slot.valueStart - slot.recordStart)),
-                    valueLength: slot.valueLength))
+                    recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(value.count)))
             }
+        }
+        guard let newFileSize = chooseFileSize(fresh.count) else {
+            throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
         }
         // Growth happens before anything is written, so a failure here leaves the files as they were.
         if newFileSize > files.dataFileSize { try files.resizeData(to: newFileSize) }
@@ -408,8 +508,13 @@ final class StoreCore {
             return CRC32.update(0, bytes)
         }
         var newMeta = meta
-        let write = newMeta.update(
+        var write = newMeta.update(
             actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)
+        if let flags {
+            newMeta.flags = flags
+            newMeta.version = .flag
+            write = .wholeStruct
+        }
         do {
             if newFileSize < files.dataFileSize { try files.resizeData(to: newFileSize) }
             if needSync { try files.synchronizeData() }
@@ -425,10 +530,13 @@ final class StoreCore {
         mirror = fresh
         if let newCipher { cipher = newCipher.stream }
         var position = 0
+        var expiredKeys: [IndexKey] = []
         for slotIndex in index.indices {
-            index.values[slotIndex] = newSlots[position]
+            if let slot = newSlots[position] { index.values[slotIndex] = slot } else { expiredKeys.append(index.keys[slotIndex]) }
             position += 1
         }
+        for key in expiredKeys { index.removeValue(forKey: key) }
+        if let flags { expiryEnabled = flags.contains(.keyExpiry) }
         recordCount = index.count
         logger.debug("full write-back", metadata: [
             "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(fresh.count)",

@@ -10,6 +10,9 @@ struct SetCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
     @Option(name: .long, help: "The value's type: \(ValueType.allCases.map(\.rawValue).joined(separator: ", ")).")
     var type: ValueType = .string
+
+    @Option(name: .long, help: "Expire the value after this many seconds (0: never); needs key expiry on (see 'expire').")
+    var expireAfter: UInt32?
     /// Collected without option parsing so that negative numbers (`-42`) are values, not options.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The key, then the value.", valueName: "key value"))
     var keyAndValue: [String] = []
@@ -30,7 +33,7 @@ struct SetCommand: ParsableCommand {
     func run() throws {
         let kv = try reportingErrors { try store.open(readOnly: false) }
         defer { kv.close() }
-        let stored = try reportingErrors { try type.set(value, forKey: key, in: kv) }
+        let stored = try reportingErrors { try type.set(value, forKey: key, in: kv, expiresAfter: expireAfter) }
         guard stored else {
             printError("'\(value)' is not a valid \(type.rawValue)")
             throw ExitCode.failure

@@ -10,7 +10,8 @@ enum ValueType: String, CaseIterable, ExpressibleByArgument {
 
     /// Parses `text` as this type and stores it under `key`. `bytes` and `payload` take hex;
     /// `strings` takes items separated by commas.
-    func set(_ text: String, forKey key: String, in store: MappedKV) throws -> Bool {
+    func set(_ text: String, forKey key: String, in kv: MappedKV, expiresAfter seconds: UInt32? = nil) throws -> Bool {
+        let store = TypedSetter(store: kv, seconds: seconds)
         switch self {
         case .bool:
             guard let value = Self.parseBool(text) else { return false }
@@ -79,4 +80,18 @@ struct RawPayload: PayloadCodable, Sendable {
     func encodePayload(into output: inout [UInt8]) { output.append(contentsOf: bytes) }
     init(bytes: [UInt8]) { self.bytes = bytes }
     init(payload: UnsafeRawBufferPointer) { bytes = Array(payload) }
+}
+
+/// Sets values with or without an expiry duration.
+struct TypedSetter {
+    var store: MappedKV
+    var seconds: UInt32?
+
+    func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws {
+        if let seconds {
+            try store.set(value, forKey: key, expiresAfter: .seconds(seconds))
+        } else {
+            try store.set(value, forKey: key)
+        }
+    }
 }

@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+/// `mappedkv expire` and `set --expire-after`. Expiry over time is tested in the library with an
+/// injected clock; here the commands, the flag and the stored format are checked.
+@Suite("expire")
+struct ExpireCommandTests {
+    @Test("expire --enable/--disable toggles the meta flag; values keep reading back without the suffix")
+    func toggle() throws {
+        try TemporaryDirectory.with { tmp in
+            let store = CLI.store(tmp.path("root"), "s")
+            try CLI.succeed(["set"] + store + ["a", "hello"])
+            #expect(try CLI.succeed(["expire"] + store).stdout == "off\n")
+            let refused = try CLI.fail(["set"] + store + ["--expire-after", "60", "b", "x"])
+            #expect(refused.stderr.contains("expiry"), "\(refused)")
+            try CLI.succeed(["expire"] + store + ["--enable", "--default-seconds", "3600"])
+            #expect(try CLI.succeed(["expire"] + store).stdout == "on\n")
+            try CLI.succeed(["set"] + store + ["--expire-after", "0", "b", "forever"])
+            try CLI.succeed(["set"] + store + ["--expire-after", "86400", "c", "a day"])
+            let dump = try CLI.succeed(["dump"] + store).stdout
+            #expect(dump == "a\t0568656c6c6f\nb\t07666f7265766572\nc\t0561206461 79\n#count\t3\n".replacingOccurrences(of: " ", with: ""))
+            let info = TabSeparated.parse(try CLI.succeed(["info"] + store).stdout)
+            #expect(info["flags"] == "0x1")
+            try CLI.succeed(["verify"] + store)
+            try CLI.succeed(["expire"] + store + ["--disable"])
+            #expect(TabSeparated.parse(try CLI.succeed(["info"] + store).stdout)["flags"] == "0x0")
+            #expect(try CLI.succeed(["dump"] + store).stdout == dump)
+            try CLI.fail(["expire"] + store + ["--enable", "--disable"])
+        }
+    }
+}

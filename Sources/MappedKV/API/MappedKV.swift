@@ -125,12 +125,19 @@ public final class MappedKV: Sendable {
 
     /// The data file's size in bytes (MMKV's `totalSize`).
     public var totalSize: Int {
-        get throws(MappedKVError) { try info().fileSize }
+        get throws(MappedKVError) {
+            try core.withLock { (core) throws(MappedKVError) -> Int in try core.openFiles().dataFileSize }
+        }
     }
 
     /// The used bytes of the data region, excluding the 4-byte header (MMKV's `actualSize`).
     public var actualSize: Int {
-        get throws(MappedKVError) { try info().actualSize }
+        get throws(MappedKVError) {
+            try core.withLock { (core) throws(MappedKVError) -> Int in
+                try core.openFiles()
+                return core.actualSize
+            }
+        }
     }
 
     /// A snapshot of the store's file-level state.

@@ -36,6 +36,20 @@ enum RegionValidator {
         return UnsafeRawBufferPointer(rebasing: dataFile[4...]).contains { $0 != 0 }
     }
 
+    /// The longest item-size holder MMKV writes (encrypted stores may use 1 to 5 bytes).
+    static let maximumPlausibleHolderLength = 5
+
+    /// Why a decrypted region cannot be MMKV's, judged by its holder, or nil if the holder is plausible.
+    /// A wrong key usually breaks the record framing; this and UTF-8 keys catch it when it does not.
+    static func implausibleHolder(in region: UnsafeRawBufferPointer) -> FormatError? {
+        guard !region.isEmpty else { return nil }
+        var cursor = ByteCursor(region)
+        guard (try? cursor.readVarint64()) != nil, cursor.position <= maximumPlausibleHolderLength else {
+            return .malformedVarint(offset: 0)
+        }
+        return nil
+    }
+
     /// Validates `dataFile` (the whole file, header included) against `storedMeta`.
     static func validate(dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo) -> Result<ValidatedRegion, CorruptionReason> {
         let meta = storedMeta.normalized

@@ -38,8 +38,6 @@ final class StoreCore {
     private(set) var cryptKey: CryptKey?
     /// The cipher stream positioned at the end of the region, for an encrypted store.
     private var cipher: CFBStream?
-    /// A reusable buffer for the ciphertext of an append.
-    private var cipherScratch: [UInt8] = []
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws.
     init(location: StoreLocation, configuration: Configuration, logger: Logger) throws(MappedKVError) {
@@ -68,10 +66,10 @@ final class StoreCore {
             cipher = stream
         }
         var index: [IndexKey: ValueSlot] = [:]
-        var summary = StoreCore.buildIndex(&index, from: &mirror, start: 0)
-        if summary.error == nil, cipher != nil, let implausible = StoreCore.implausibility(of: mirror) {
-            // A wrong key usually breaks the framing; when it does not, the keys are noise.
-            summary.error = implausible
+        var (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: mirror, start: 0)
+        if summary.error == nil, cipher != nil {
+            // A wrong key usually breaks the framing; when it does not, the holder or the keys are noise.
+            summary.error = mirror.withUnsafeBytes(RegionValidator.implausibleHolder) ?? (hasNonUTF8Key ? .invalidUTF8 : nil)
         }
         if let error = summary.error {
             logger.error("cannot decode store", metadata: ["id": "\(location.id)", "reason": "\(error)"])
@@ -96,10 +94,19 @@ final class StoreCore {
     }
 
     /// Decodes records of `mirror` from `start` into `index`; the last record of a key wins.
-    static func buildIndex(_ index: inout [IndexKey: ValueSlot], from mirror: inout [UInt8], start: Int) -> DecodeSummary {
-        mirror.withUnsafeBytes { bytes in
+    /// Also says whether any key was not UTF-8 (such keys are indexed under their repaired string).
+    static func buildIndex(
+        _ index: inout [IndexKey: ValueSlot], from mirror: [UInt8], start: Int
+    ) -> (summary: DecodeSummary, hasNonUTF8Key: Bool) {
+        var hasNonUTF8Key = false
+        let summary = mirror.withUnsafeBytes { bytes in
             RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
-                let key = IndexKey(String(decoding: bytes[record.keyRange], as: UTF8.self))
+                let keyBytes = bytes[record.keyRange]
+                let string = String(validating: keyBytes, as: UTF8.self) ?? {
+                    hasNonUTF8Key = true
+                    return String(decoding: keyBytes, as: UTF8.self)
+                }()
+                let key = IndexKey(string)
                 if record.isDeletion {
                     index.removeValue(forKey: key)
                 } else {
@@ -109,22 +116,7 @@ final class StoreCore {
                 }
             }
         }
-    }
-
-    /// Why a decrypted region looks like noise rather than records, or nil if it looks sound:
-    /// MMKV writes a holder of at most 5 bytes, and keys are UTF-8 text.
-    static func implausibility(of mirror: [UInt8]) -> FormatError? {
-        mirror.withUnsafeBytes { bytes in
-            var cursor = ByteCursor(bytes)
-            if !bytes.isEmpty {
-                guard (try? cursor.readVarint64()) != nil, cursor.position <= 5 else { return .malformedVarint(offset: 0) }
-            }
-            var invalid: FormatError?
-            _ = RecordDecoder.decode(bytes, skipsHolder: true) { record in
-                if invalid == nil, String(validating: bytes[record.keyRange], as: UTF8.self) == nil { invalid = .invalidUTF8 }
-            }
-            return invalid
-        }
+        return (summary, hasNonUTF8Key)
     }
 
     // MARK: State checks
@@ -409,23 +401,11 @@ final class StoreCore {
     /// Writes `mirror[start...]` to the file (encrypted by continuing the stream, for an encrypted
     /// store) and updates the CRC and size in the meta (two 4-byte stores).
     private func commitAppend(_ files: StoreFiles, from start: Int) {
-        var stored = cipherScratch
-        cipherScratch = []
-        defer { cipherScratch = stored }
         mirror.withUnsafeBytes { bytes in
-            var appended = UnsafeRawBufferPointer(rebasing: bytes[start...])
-            if let cipher {
-                stored.removeAll(keepingCapacity: true)
-                stored.append(contentsOf: appended)
-                stored.withUnsafeMutableBytes { cipher.encrypt($0) }
-            }
-            stored.withUnsafeBytes { ciphertext in
-                if cipher != nil { appended = ciphertext }
-                files.writeRegion(appended, at: start)
-                let crc = CRC32.update(meta.crcDigest, appended)
-                let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
-                files.writeMeta(meta, write)
-            }
+            let stored = files.writeRegion(UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
+            let crc = CRC32.update(meta.crcDigest, stored)
+            let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
+            files.writeMeta(meta, write)
         }
         recordCount += 1
     }
@@ -501,11 +481,8 @@ final class StoreCore {
         if newFileSize > files.dataFileSize { try files.resizeData(to: newFileSize) }
         // An encrypted region is one stream from a fresh IV at position 0.
         let newCipher = freshCipher()
-        var stored = fresh
-        if let newCipher { stored.withUnsafeMutableBytes { newCipher.stream.encrypt($0) } }
-        let crc: UInt32 = stored.withUnsafeBytes { bytes in
-            files.writeRegion(bytes, at: 0)
-            return CRC32.update(0, bytes)
+        let crc: UInt32 = fresh.withUnsafeBytes { bytes in
+            CRC32.update(0, files.writeRegion(bytes, at: 0, encryptingWith: newCipher?.stream))
         }
         var newMeta = meta
         var write = newMeta.update(

@@ -1,4 +1,5 @@
 import Glibc
+import MappedKVCrypto
 import MappedKVFormat
 import MappedKVIO
 
@@ -156,11 +157,16 @@ final class StoreFiles {
         } catch { throw .system(error) }
     }
 
-    /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`).
-    func writeRegion(_ bytes: UnsafeRawBufferPointer, at offset: Int) {
+    /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), encrypting them in
+    /// place by continuing `cipher` if one is given, and returns the stored bytes (for the CRC).
+    @discardableResult
+    func writeRegion(_ bytes: UnsafeRawBufferPointer, at offset: Int, encryptingWith cipher: CFBStream? = nil) -> UnsafeRawBufferPointer {
         precondition(!isReadOnly && 4 + offset + bytes.count <= data.length, "write past the mapped data file")
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        (data.bytes.baseAddress! + 4 + offset).copyMemory(from: source, byteCount: bytes.count)
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let destination = UnsafeMutableRawBufferPointer(start: data.bytes.baseAddress! + 4 + offset, count: bytes.count)
+        destination.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
+        cipher?.encrypt(destination)
+        return UnsafeRawBufferPointer(destination)
     }
 
     /// Fills the data region's `range` with zeros, clipped to the mapping.

@@ -111,37 +111,47 @@ public enum StoreInspector {
                 let iv = meta.version >= .randomIV ? meta.iv.bytes : cryptKey.legacyIV
                 plaintext.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
             }
-            plaintext.withUnsafeBytes { region in
             if report.computedCRC != meta.crcDigest {
                 report.problem = report.problem ?? CorruptionReason.crcMismatch(stored: meta.crcDigest, computed: report.computedCRC ?? 0).description
             }
-            var live: [[UInt8]: Int] = [:]
-            var deletions = 0
-            var records = 0
-            let summary = RecordDecoder.decode(region, skipsHolder: true) { record in
-                records += 1
-                let key = Array(region[record.keyRange])
-                if record.isDeletion {
-                    deletions += 1
-                    live.removeValue(forKey: key)
-                } else {
-                    live[key] = record.end - record.start
-                }
-            }
-            if !region.isEmpty {
-                var cursor = ByteCursor(region)
-                if (try? cursor.readVarint64()) != nil { report.holder = Array(region[0..<cursor.position]) }
-            }
-            report.decode = summary
-            report.liveKeyCount = live.count
-            report.deletionRecordCount = deletions
-            report.supersededRecordCount = records - deletions - live.count
-            report.liveBytes = live.values.reduce(0, +)
-            if let error = summary.error ?? (cryptKey != nil ? StoreCore.implausibility(of: plaintext) : nil) {
-                report.problem = report.problem ?? CorruptionReason.undecodable(error).description
-            }
-            }
+            plaintext.withUnsafeBytes { region in decodeStatistics(region, checksKeys: cryptKey != nil, into: &report) }
         }
         return report
+    }
+
+    /// Walks the records of a plaintext region once and fills in the decode statistics. With
+    /// `checksKeys` (a decrypted region), an implausible holder or a non-UTF-8 key counts as undecodable.
+    private static func decodeStatistics(_ region: UnsafeRawBufferPointer, checksKeys: Bool, into report: inout InspectionReport) {
+        var live: [[UInt8]: Int] = [:]
+        var deletions = 0
+        var records = 0
+        var hasNonUTF8Key = false
+        let summary = RecordDecoder.decode(region, skipsHolder: true) { record in
+            records += 1
+            let key = Array(region[record.keyRange])
+            if checksKeys && !hasNonUTF8Key && String(validating: key, as: UTF8.self) == nil { hasNonUTF8Key = true }
+            if record.isDeletion {
+                deletions += 1
+                live.removeValue(forKey: key)
+            } else {
+                live[key] = record.end - record.start
+            }
+        }
+        if !region.isEmpty {
+            var cursor = ByteCursor(region)
+            if (try? cursor.readVarint64()) != nil { report.holder = Array(region[0..<cursor.position]) }
+        }
+        report.decode = summary
+        report.liveKeyCount = live.count
+        report.deletionRecordCount = deletions
+        report.supersededRecordCount = records - deletions - live.count
+        report.liveBytes = live.values.reduce(0, +)
+        var error = summary.error
+        if error == nil && checksKeys {
+            error = RegionValidator.implausibleHolder(in: region) ?? (hasNonUTF8Key ? .invalidUTF8 : nil)
+        }
+        if let error {
+            report.problem = report.problem ?? CorruptionReason.undecodable(error).description
+        }
     }
 }

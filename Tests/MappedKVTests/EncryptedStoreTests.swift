@@ -152,3 +152,51 @@ import MappedKVFormat
         }
     }
 }
+
+/// The wrong-key plausibility rule on its own: a region whose framing is valid but whose key is not
+/// UTF-8 is refused when it was decrypted (noise from a wrong key), accepted when it is plain.
+@Suite struct PlausibilityTests {
+    func writeStore(_ dir: TemporaryDirectory, region plain: [UInt8], key: CryptKey?) throws {
+        var region = plain
+        var meta = MetaInfo()
+        let iv = [UInt8](repeating: 7, count: 16)
+        if let key { region.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt($0) } }
+        _ = meta.update(actualSize: UInt32(region.count), crc: CRC32.checksum(region),
+                        iv: key == nil ? nil : InitializationVector(iv), increasesSequence: true)
+        var data = [UInt8](repeating: 0, count: 4096)
+        data.replaceSubrange(4..<(4 + region.count), with: region)
+        try writeFile(dir.file("s"), data)
+        try writeFile(dir.file("s.crc"), meta.serialized + [UInt8](repeating: 0, count: 4096 - 112))
+    }
+
+    @Test func aDecryptedNonUTF8KeyIsRefusedAPlainOneIsNot() throws {
+        let region: [UInt8] = [0x80, 0x80, 0x80, 0x01, 0x02, 0xFF, 0xFE, 0x01, 0x07]
+        let key = try #require(CryptKey(Array("k".utf8)))
+        let encrypted = TemporaryDirectory("plausible-enc")
+        try writeStore(encrypted, region: region, key: key)
+        let error = #expect(throws: MappedKVError.self) {
+            _ = try MappedKV(id: "s", directory: encrypted.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
+        }
+        #expect(error == .corrupted("s", .undecodable(.invalidUTF8)))
+        let report = StoreInspector.inspect(
+            location: try StoreLocation(id: "s", directory: encrypted.path),
+            dataFile: fileBytes(encrypted.file("s")), metaFile: fileBytes(encrypted.file("s.crc")), cryptKey: key)
+        #expect(!report.isSound)
+
+        let plain = TemporaryDirectory("plausible-plain")
+        try writeStore(plain, region: region, key: nil)
+        let store = try MappedKV(id: "s", directory: plain.path, configuration: Configuration(isReadOnly: true))
+        #expect(try store.count == 1)
+    }
+
+    @Test func aDecryptedHolderLongerThanFiveBytesIsRefused() throws {
+        let region: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01, 0x61, 0x01, 0x07]
+        let key = try #require(CryptKey(Array("k".utf8)))
+        let dir = TemporaryDirectory("plausible-holder")
+        try writeStore(dir, region: region, key: key)
+        let error = #expect(throws: MappedKVError.self) {
+            _ = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
+        }
+        #expect(error == .corrupted("s", .undecodable(.malformedVarint(offset: 0))))
+    }
+}

@@ -15,6 +15,8 @@ public struct FileDescriptor: Sendable {
         case readOnly
         /// Read and write; the file is created with mode 0600 if missing.
         case readWriteCreate
+        /// Write only; the file is created with mode 0600 if missing and emptied if present.
+        case writeTruncate
     }
 
     /// Opens `path` with close-on-exec.
@@ -22,6 +24,7 @@ public struct FileDescriptor: Sendable {
         let flags: Int32 = switch access {
         case .readOnly: O_RDONLY | O_CLOEXEC
         case .readWriteCreate: O_RDWR | O_CREAT | O_CLOEXEC
+        case .writeTruncate: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
         }
         let fd = try syscall("open", path: path) { Glibc.open(path, flags, mode_t(0o600)) }
         return FileDescriptor(rawValue: fd, path: path)
@@ -74,5 +77,27 @@ public struct FileDescriptor: Sendable {
         }
         bytes.removeLast(count - done)
         return bytes
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(SystemError) {
+        guard let base = bytes.baseAddress else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = try syscall("pwrite", path: path) { pwrite(rawValue, base + done, bytes.count - done, off_t(offset + done)) }
+            done += n
+        }
+    }
+
+    /// Flushes the file's data to disk (`fdatasync`).
+    public func synchronize() throws(SystemError) {
+        _ = try syscall("fdatasync", path: path) { fdatasync(rawValue) }
+    }
+
+    /// Removes the file at `path`; a missing file is not an error.
+    public static func remove(_ path: String) throws(SystemError) {
+        if unlink(path) != 0 && Glibc.errno != ENOENT {
+            throw SystemError("unlink", path: path, errno: Glibc.errno)
+        }
     }
 }

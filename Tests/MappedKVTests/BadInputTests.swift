@@ -28,7 +28,7 @@ import MappedKVFormat
     @Test func valuesOfTwoGiBOrMoreAreRejectedBeforeAnyWrite() throws {
         let dir = TemporaryDirectory("huge")
         let location = try StoreLocation(id: "s", directory: dir.path)
-        let core = try StoreCore(location: location, configuration: Configuration(), logger: MappedKV.silentLogger)
+        let core = try StoreCore(location: location, configuration: Configuration(), logger: MappedKV.silentLogger, signal: ChangeSignal())
         // The check must come before the bytes are touched: this buffer is never read.
         let fake = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: 0x1000), count: 1 << 31)
         #expect(throws: MappedKVError.valueTooLarge(1 << 31)) { try core.setPayload(fake, forKey: "big") }

@@ -58,11 +58,22 @@ import MappedKVFormat
 
     @Test func adoptingAKeyReloadsWithoutWriting() throws {
         let dir = TemporaryDirectory("adopt")
+        let elsewhere = TemporaryDirectory("adopt-elsewhere")
         let writer = try open(dir, k1)
         let model = try fill(writer)
-        let reader = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: k1))
-        try writer.rekey(to: k2)
         writer.close()
+        // The same store rekeyed by someone else: a copy, rekeyed, then copied over the files in place.
+        for name in ["s", "s.crc"] { try writeFile(elsewhere.file(name), fileBytes(dir.file(name)) ?? []) }
+        let other = try open(elsewhere, k1)
+        try other.rekey(to: k2)
+        other.close()
+        let reader = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: k1))
+        for name in ["s", "s.crc"] {
+            let handle = try #require(FileHandle(forWritingAtPath: dir.file(name)))
+            handle.write(Data(fileBytes(elsewhere.file(name)) ?? []))
+            try handle.truncate(atOffset: handle.offsetInFile)
+            try handle.close()
+        }
         let data = fileBytes(dir.file("s")), meta = fileBytes(dir.file("s.crc"))
         #expect(throws: MappedKVError.self) { try reader.adoptCryptKey(self.k1) }
         #expect(try contents(of: reader) == model, "a failed adopt keeps the loaded state")

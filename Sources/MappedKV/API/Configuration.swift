@@ -20,6 +20,10 @@ public struct ExpiryClock: Sendable {
 public struct Configuration: Sendable {
     /// Open without writing anything; both files must exist.
     public var isReadOnly: Bool
+    /// Share the store with other processes (MMKV's `MULTI_PROCESS` mode): reads and writes
+    /// take `flock` on the `.crc` file and catch up with other processes' changes. A store open
+    /// in single-process mode by one process cannot be opened by another in any mode.
+    public var isMultiProcess: Bool
     /// The data file's minimum size in bytes, rounded up to whole pages (MMKV's `expectedCapacity`).
     public var expectedCapacity: Int
     /// The encryption key, or nil for a plain store. Nothing in the files says whether a store is
@@ -29,8 +33,12 @@ public struct Configuration: Sendable {
     public var clock: ExpiryClock
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file.
-    public init(isReadOnly: Bool = false, expectedCapacity: Int = 0, cryptKey: CryptKey? = nil, clock: ExpiryClock = .system) {
+    public init(
+        isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
+        cryptKey: CryptKey? = nil, clock: ExpiryClock = .system
+    ) {
         self.isReadOnly = isReadOnly
+        self.isMultiProcess = isMultiProcess
         self.expectedCapacity = expectedCapacity
         self.cryptKey = cryptKey
         self.clock = clock

@@ -18,12 +18,14 @@ import Synchronization
 /// try store.set("eu-west", forKey: "region")
 /// let retries = try store.int32(forKey: "retries") ?? 1
 /// ```
-public final class MappedKV: Sendable {
+public final class MappedKV: KeyValueAccess, Sendable {
     /// Where the store's files are.
     public let location: StoreLocation
     /// How the store was opened.
     public let configuration: Configuration
-    private let core: Mutex<StoreCore>
+    /// The process's one instance of these files, shared with every other handle on them.
+    let shared: SharedStore
+    private let isClosed = Atomic<Bool>(false)
 
     /// A logger that discards everything: the default when none is injected.
     public static let silentLogger = Logger(label: "MappedKV", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -46,7 +48,31 @@ public final class MappedKV: Sendable {
         logger[metadataKey: "store"] = "\(id)"
         self.location = location
         self.configuration = configuration
-        self.core = Mutex(try StoreCore(location: location, configuration: configuration, logger: logger))
+        self.shared = try StoreRegistry.open(location, configuration: configuration, logger: logger)
+    }
+
+    deinit {
+        if !isClosed.exchange(true, ordering: .acquiringAndReleasing) { StoreRegistry.release(shared) }
+    }
+
+    /// Runs `body` on the store under its lock, then reports any change by another process it noticed.
+    @inline(__always)
+    private func withCore<R: Sendable>(_ body: (StoreCore) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
+        try ensureOpen()
+        defer { reportChanges() }
+        return try shared.core.withLock { (core) throws(MappedKVError) -> R in try body(core) }
+    }
+
+    /// Throws if this handle was closed.
+    @inline(__always)
+    func ensureOpen() throws(MappedKVError) {
+        guard !isClosed.load(ordering: .relaxed) else { throw .closed("the store was closed") }
+    }
+
+    /// Hands changes by other processes, if any were noticed, to the observers.
+    @inline(__always)
+    func reportChanges() {
+        if shared.signal.pending.load(ordering: .relaxed) { shared.deliverChanges() }
     }
 
     // MARK: Values
@@ -56,7 +82,7 @@ public final class MappedKV: Sendable {
     /// - Throws: ``MappedKVError/invalidKey(_:)`` for an empty key or one over 16 KiB,
     ///   ``MappedKVError/valueTooLarge(_:)`` for 2 GiB or more, or an I/O error.
     public func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws(MappedKVError) {
-        try core.withLock { (core) throws(MappedKVError) in try core.set(value, forKey: key) }
+        try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key) }
     }
 
     /// The value of `key` decoded as `type`, or nil if the key is absent.
@@ -64,17 +90,12 @@ public final class MappedKV: Sendable {
     /// The file stores no types: reading a key as a different type than it was written decodes
     /// its bytes anyway, as MMKV does, or throws ``MappedKVError/valueDecodingFailed(key:type:reason:)``.
     public func value<V: PayloadCodable & Sendable>(forKey key: String, as type: V.Type = V.self) throws(MappedKVError) -> V? {
-        try core.withLock { (core) throws(MappedKVError) -> V? in try core.value(V.self, forKey: key) }
-    }
-
-    /// The value of `key` decoded as `V`, or `defaultValue` if the key is absent.
-    public func value<V: PayloadCodable & Sendable>(forKey key: String, default defaultValue: V) throws(MappedKVError) -> V {
-        try value(forKey: key, as: V.self) ?? defaultValue
+        try withCore { (core) throws(MappedKVError) -> V? in try core.value(V.self, forKey: key) }
     }
 
     /// The stored payload bytes of `key` (the type-specific encoding of MMKV-FORMAT.md 2.5), or nil.
     public func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
-        try core.withLock { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
+        try withCore { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
     }
 
     /// The size of the value of `key`: for a string or bytes payload (`varint(n)` then n bytes) n,
@@ -95,30 +116,30 @@ public final class MappedKV: Sendable {
 
     /// Removes `key`; removing an absent key does nothing.
     public func removeValue(forKey key: String) throws(MappedKVError) {
-        try core.withLock { (core) throws(MappedKVError) in try core.remove(key) }
+        try withCore { (core) throws(MappedKVError) in try core.remove(key) }
     }
 
     /// Whether `key` has a value.
     public func contains(_ key: String) throws(MappedKVError) -> Bool {
-        try core.withLock { (core) throws(MappedKVError) -> Bool in try core.contains(key) }
+        try withCore { (core) throws(MappedKVError) -> Bool in try core.contains(key) }
     }
 
     /// The number of keys.
     public var count: Int {
-        get throws(MappedKVError) { try core.withLock { (core) throws(MappedKVError) -> Int in try core.count() } }
+        get throws(MappedKVError) { try withCore { (core) throws(MappedKVError) -> Int in try core.count() } }
     }
 
     /// Every key, sorted by UTF-8 bytes.
     public var allKeys: [String] {
         get throws(MappedKVError) {
-            try core.withLock { (core) throws(MappedKVError) -> [String] in try core.keys() }
+            try withCore { (core) throws(MappedKVError) -> [String] in try core.keys() }
                 .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
     }
 
     /// Every key with its stored payload bytes, sorted by key bytes.
     public func entries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
-        try core.withLock { (core) throws(MappedKVError) -> [(key: String, payload: [UInt8])] in try core.sortedEntries() }
+        try withCore { (core) throws(MappedKVError) -> [(key: String, payload: [UInt8])] in try core.sortedEntries() }
     }
 
     // MARK: Files
@@ -126,15 +147,18 @@ public final class MappedKV: Sendable {
     /// The data file's size in bytes (MMKV's `totalSize`).
     public var totalSize: Int {
         get throws(MappedKVError) {
-            try core.withLock { (core) throws(MappedKVError) -> Int in try core.openFiles().dataFileSize }
+            try withCore { (core) throws(MappedKVError) -> Int in
+                try core.prepareRead()
+                return core.dataFileSize
+            }
         }
     }
 
     /// The used bytes of the data region, excluding the 4-byte header (MMKV's `actualSize`).
     public var actualSize: Int {
         get throws(MappedKVError) {
-            try core.withLock { (core) throws(MappedKVError) -> Int in
-                try core.openFiles()
+            try withCore { (core) throws(MappedKVError) -> Int in
+                try core.prepareRead()
                 return core.actualSize
             }
         }
@@ -142,17 +166,17 @@ public final class MappedKV: Sendable {
 
     /// A snapshot of the store's file-level state.
     public func info() throws(MappedKVError) -> StoreInfo {
-        try core.withLock { (core) throws(MappedKVError) -> StoreInfo in try core.info() }
+        try withCore { (core) throws(MappedKVError) -> StoreInfo in try core.info() }
     }
 
     /// Removes every key; the file shrinks to its expected capacity and the sequence increments.
     public func clearAll() throws(MappedKVError) {
-        try core.withLock { (core) throws(MappedKVError) in try core.clearAll() }
+        try withCore { (core) throws(MappedKVError) in try core.clearAll() }
     }
 
     /// Compacts the store and shrinks the file while it is more than twice the size it needs.
     public func trim() throws(MappedKVError) {
-        try core.withLock { (core) throws(MappedKVError) in try core.trim() }
+        try withCore { (core) throws(MappedKVError) in try core.trim() }
     }
 
     // MARK: Key expiry
@@ -163,7 +187,7 @@ public final class MappedKV: Sendable {
         _ value: V, forKey key: String, expiresAfter duration: Duration
     ) throws(MappedKVError) {
         let seconds = MappedKV.expirySeconds(duration)
-        try core.withLock { (core) throws(MappedKVError) in try core.set(value, forKey: key, expiresAfter: seconds) }
+        try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key, expiresAfter: seconds) }
     }
 
     /// Turns on MMKV-compatible key expiry: every value gets a 4-byte expiry time, and values set
@@ -173,18 +197,18 @@ public final class MappedKV: Sendable {
     /// since 1970, so expiry times past 2106-02-07 are clamped to that date.
     public func enableKeyExpiry(defaultDuration: Duration = .zero) throws(MappedKVError) {
         let seconds = MappedKV.expirySeconds(defaultDuration)
-        try core.withLock { (core) throws(MappedKVError) in try core.configureExpiry(enabled: true, defaultDuration: seconds) }
+        try withCore { (core) throws(MappedKVError) in try core.configureExpiry(enabled: true, defaultDuration: seconds) }
     }
 
     /// Turns key expiry off, removing the expiry time from every value (a rewrite). Keys that have
     /// already expired are dropped.
     public func disableKeyExpiry() throws(MappedKVError) {
-        try core.withLock { (core) throws(MappedKVError) in try core.configureExpiry(enabled: false, defaultDuration: 0) }
+        try withCore { (core) throws(MappedKVError) in try core.configureExpiry(enabled: false, defaultDuration: 0) }
     }
 
     /// Whether key expiry is on (meta flag bit 0).
     public var isKeyExpiryEnabled: Bool {
-        core.withLock { core in core.expiryEnabled }
+        shared.core.withLock { core in core.expiryEnabled }
     }
 
     /// Whole seconds of `duration`, rounded up and clamped to `0...UInt32.max`.
@@ -198,7 +222,7 @@ public final class MappedKV: Sendable {
 
     /// Whether the store is encrypted.
     public var isEncrypted: Bool {
-        core.withLock { core in core.cryptKey != nil }
+        shared.core.withLock { core in core.cryptKey != nil }
     }
 
     /// Re-encrypts the store under `key`, or decrypts it to plain text when `key` is nil.
@@ -206,30 +230,24 @@ public final class MappedKV: Sendable {
     /// This is a full write-back with a fresh IV and an incremented sequence, as MMKV's `reKey`.
     /// Other processes are not told: they must call ``adoptCryptKey(_:)`` with the new key.
     public func rekey(to key: CryptKey?) throws(MappedKVError) {
-        try core.withLock { (core) throws(MappedKVError) in try core.rekey(to: key) }
+        try withCore { (core) throws(MappedKVError) in try core.rekey(to: key) }
     }
 
     /// Reloads the store from its files with `key`, without rewriting anything (MMKV's
     /// `checkReSetCryptKey`): use it after another process changed the key. If the files do not
     /// decode with `key`, this throws and the store keeps its current state.
     public func adoptCryptKey(_ key: CryptKey?) throws(MappedKVError) {
-        var adopted = configuration
-        adopted.cryptKey = key
-        let location = self.location
-        try core.withLock { (core) throws(MappedKVError) in
-            let fresh = try StoreCore(location: location, configuration: adopted, logger: core.logger)
-            core.close()
-            core = fresh
-        }
+        try withCore { (core) throws(MappedKVError) in try core.adoptKey(key) }
     }
 
     /// Flushes both files to disk (`msync`). Appends are otherwise left to the kernel, as in MMKV.
     public func sync() throws(MappedKVError) {
-        try core.withLock { (core) throws(MappedKVError) in try core.sync() }
+        try withCore { (core) throws(MappedKVError) in try core.sync() }
     }
 
-    /// Closes the files. Later calls throw ``MappedKVError/closed(_:)``; closing twice is harmless.
+    /// Closes this handle. Later calls on it throw ``MappedKVError/closed(_:)``; closing twice is
+    /// harmless. The files close when the last handle on them in this process closes.
     public func close() {
-        core.withLock { core in core.close() }
+        if !isClosed.exchange(true, ordering: .acquiringAndReleasing) { StoreRegistry.release(shared) }
     }
 }

@@ -16,6 +16,8 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
     case metaFileMissing
     /// The meta file records data but the data file is missing.
     case dataFileMissing
+    /// A full write-back was interrupted and only a read-write open can finish it.
+    case interruptedWriteBack
 
     public var description: String {
         switch self {
@@ -27,6 +29,7 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
         case .undecodable(let error): "wrong encryption key or corrupted data: the records do not decode (\(error))"
         case .metaFileMissing: "the data file holds data but its .crc meta file is missing, empty or zeroed"
         case .dataFileMissing: "the .crc meta file records data but the data file is missing"
+        case .interruptedWriteBack: "a write-back was interrupted; open the store read-write to finish it"
         }
     }
 }
@@ -60,6 +63,9 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     case valueEncodingFailed(key: String, reason: String)
     /// The store needs a feature this version does not provide.
     case unsupported(String)
+    /// The store is open in another process in a mode that cannot share it (single-process
+    /// mode against anything else), or in this process with a different configuration.
+    case modeConflict(String, String)
     /// A system call failed.
     case system(SystemError)
 
@@ -76,6 +82,7 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
         case .valueDecodingFailed(let key, let type, let reason): "value of '\(key)' is not a valid \(type): \(reason)"
         case .valueEncodingFailed(let key, let reason): "value for '\(key)' could not be encoded: \(reason)"
         case .unsupported(let what): "unsupported: \(what)"
+        case .modeConflict(let id, let detail): "store '\(id)' cannot be opened in this mode: \(detail)"
         case .system(let error): error.description
         }
     }

@@ -4,7 +4,7 @@ extension StoreCore {
     /// Decodes the value of `key` as `V`, or returns nil if the key is absent.
     @inline(__always)
     func value<V: PayloadCodable>(_ type: V.Type, forKey key: String) throws(MappedKVError) -> V? {
-        try openFiles()
+        try prepareRead()
         guard let range = liveSlotValue(IndexKey(key)) else { return nil }
         do {
             return try mirror.withRawBytes { (bytes) throws(FormatError) -> V in
@@ -17,14 +17,14 @@ extension StoreCore {
 
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
-        try openFiles()
+        try prepareRead()
         guard let range = liveSlotValue(IndexKey(key)) else { return nil }
         return Array(mirror[range])
     }
 
     /// Every live key with its payload, sorted by key bytes.
     func sortedEntries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
-        try openFiles()
+        try prepareRead()
         let now = expiryEnabled ? configuration.clock.now() : 0
         return index
             .compactMap { entry in liveValueRange(entry.value, now: now).map { (key: entry.key.string, payload: Array(mirror[$0])) } }
@@ -33,7 +33,7 @@ extension StoreCore {
 
     /// A snapshot of the file-level state.
     func info() throws(MappedKVError) -> StoreInfo {
-        try openFiles()
+        try prepareRead()
         var holderBytes: [UInt8] = []
         if !mirror.isEmpty {
             mirror.withUnsafeBytes { bytes in

@@ -8,6 +8,10 @@ import MappedKVIO
 /// Not thread-safe: ``MappedKV`` serializes every call. The mirror is a process-private copy of
 /// `data[4 ..< 4 + actualSize]`, so values are never served from the shared mapping; index slots
 /// are offsets into it. Every mutation of the files goes through ``StoreFiles``.
+///
+/// In multi-process mode every read first compares the meta stamp in the shared mapping with the
+/// one last seen (no system call); only when it differs does it take the shared `flock` and reload
+/// what changed. Every write takes the exclusive `flock`, catches up, writes, and releases it.
 final class StoreCore {
     let location: StoreLocation
     let configuration: Configuration
@@ -15,6 +19,10 @@ final class StoreCore {
     let pageSize: Int
     /// The data file size that `clearAll` returns to and `trim` never goes below.
     let expectedCapacity: Int
+    /// Whether other processes may share the files (MMKV's `MULTI_PROCESS`).
+    let isMultiProcess: Bool
+    /// Raised when a change by another process is noticed, so the API layer can report it.
+    let signal: ChangeSignal
 
     private var files: StoreFiles?
     private var closedReason: String?
@@ -34,34 +42,137 @@ final class StoreCore {
     private(set) var defaultExpiryDuration: UInt32 = 0
     /// A reusable buffer for encoding payloads, so a set allocates nothing once warm.
     private var scratch: [UInt8] = []
-    /// The store's key; it changes only through ``rekey(to:)``.
+    /// The store's key; it changes only through ``rekey(to:)`` and ``adoptKey(_:)``.
     private(set) var cryptKey: CryptKey?
     /// The cipher stream positioned at the end of the region, for an encrypted store.
     private var cipher: CFBStream?
+    /// The meta stamp in the file as of this instance's last load, catch-up or write.
+    private var observed: MetaStamp
+    /// Changes by other processes noticed and not yet reported.
+    private var pendingChanges: [ExternalChange] = []
 
-    /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws.
-    init(location: StoreLocation, configuration: Configuration, logger: Logger) throws(MappedKVError) {
+    /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
+    /// except finishing an interrupted write-back or the size of an interrupted append.
+    init(location: StoreLocation, configuration: Configuration, logger: Logger, signal: ChangeSignal) throws(MappedKVError) {
         self.location = location
         self.configuration = configuration
         self.logger = logger
         self.pageSize = PageSize.current
         self.expectedCapacity = PageSize.roundUp(max(configuration.expectedCapacity, 0), pageSize: pageSize)
+        self.isMultiProcess = configuration.isMultiProcess
+        self.signal = signal
 
-        let files = try StoreFiles.open(location, readOnly: configuration.isReadOnly)
+        // Returns holding the flock: exclusive for read-write (creation and sizing happen under it), else shared.
+        let files = try StoreFiles.open(location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess)
+        let access: LoadAccess = configuration.isReadOnly ? .readOnly : .exclusive
+        guard case .loaded(var state) = try StoreCore.load(files, key: configuration.cryptKey, access: access, logger: logger) else {
+            throw .corrupted(location.id, .interruptedWriteBack)
+        }
+        if !configuration.isReadOnly {
+            // Growing a file other processes may map: they learn of it through the sequence.
+            if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize), state.meta.version >= .sequence {
+                state.meta.sequence &+= 1
+                files.writeSequence(state.meta.sequence)
+            }
+            state.stamp = files.metaStamp()
+        }
+        do { try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive) } catch { throw .system(error) }
+        self.files = files
+        self.cryptKey = configuration.cryptKey
+        self.cipher = state.cipher
+        self.meta = state.meta
+        self.header = state.header
+        self.mirror = state.mirror
+        self.index = state.index
+        self.recordCount = state.recordCount
+        self.expiryEnabled = state.expiryEnabled
+        self.observed = state.stamp
+        logger.debug("opened store", metadata: [
+            "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(mirror.count)",
+            "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)", "multiProcess": "\(isMultiProcess)",
+        ])
+    }
+
+    /// Everything a load reads from the files.
+    struct LoadedState {
+        var meta: MetaInfo
+        var header: UInt32
+        var mirror: [UInt8]
+        var index: [IndexKey: ValueSlot]
+        var recordCount: Int
+        var cipher: CFBStream?
+        var expiryEnabled: Bool
+        var stamp: MetaStamp
+    }
+
+    /// What a load may do about an interrupted write.
+    enum LoadAccess {
+        /// Nothing: a read-only instance repairs in memory or reports the damage.
+        case readOnly
+        /// The shared lock is held: a repair needs the exclusive one first.
+        case shared
+        /// The exclusive lock (or single-process ownership) and write access: repairs are written.
+        case exclusive
+    }
+
+    /// The result of a load.
+    enum LoadOutcome {
+        /// The files were read.
+        case loaded(LoadedState)
+        /// An interrupted write must be repaired, which needs the exclusive lock.
+        case needsExclusiveLock
+    }
+
+    /// Reads the files into a fresh state, remapping them at their current sizes first.
+    ///
+    /// Two interrupted writes are recognized and repaired (with ``LoadAccess/exclusive``): a
+    /// write-back that left its journal (finished from the journal) and an append whose process
+    /// died between storing the CRC and the size (the size is advanced to the record boundary
+    /// whose running CRC equals the stored one). Any other damage throws, changing nothing.
+    static func load(_ files: StoreFiles, key: CryptKey?, access: LoadAccess, logger: Logger) throws(MappedKVError) -> LoadOutcome {
+        let id = files.location.id
+        try files.refreshMappings()
+        if case .some(let journal) = try files.readJournal() {
+            switch journalAction(journal, files: files) {
+            case .ignore:
+                if access != .readOnly { try files.removeJournal() }
+            case .redo(let journal):
+                switch access {
+                case .readOnly: throw .corrupted(id, .interruptedWriteBack)
+                case .shared: return .needsExclusiveLock
+                case .exclusive:
+                    logger.warning("finishing an interrupted write-back", metadata: ["id": "\(id)", "sequence": "\(journal.meta.sequence)"])
+                    try files.applyWriteBack(journal, staleEnd: files.dataFileSize - 4, sync: true)
+                    try files.removeJournal()
+                }
+            }
+        }
         let storedMeta = try files.readMeta()
         let region: ValidatedRegion
         switch RegionValidator.validate(dataFile: files.dataFileBytes, storedMeta: storedMeta) {
         case .success(let valid): region = valid
         case .failure(let reason):
-            logger.error("cannot open store", metadata: ["id": "\(location.id)", "reason": "\(reason)"])
-            throw .corrupted(location.id, reason)
+            guard case .crcMismatch = reason,
+                  let end = interruptedAppendEnd(files.dataFileBytes, meta: storedMeta.normalized, key: key) else {
+                logger.error("cannot open store", metadata: ["id": "\(id)", "reason": "\(reason)"])
+                throw .corrupted(id, reason)
+            }
+            var repaired = storedMeta.normalized
+            repaired.actualSize = UInt32(end)
+            switch access {
+            case .shared: return .needsExclusiveLock
+            case .exclusive:
+                logger.warning("completing an interrupted append", metadata: ["id": "\(id)", "actualSize": "\(end)"])
+                files.writeMeta(repaired, .crcAndSizeOnly)
+            case .readOnly: break
+            }
+            region = ValidatedRegion(meta: repaired, actualSize: end, header: RegionValidator.header(of: files.dataFileBytes))
         }
         var mirror: [UInt8] = region.actualSize == 0
             ? [] : [UInt8](UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + region.actualSize)]))
         var cipher: CFBStream?
-        if let key = configuration.cryptKey {
-            let iv = region.meta.version >= .randomIV ? region.meta.iv.bytes : key.legacyIV
-            let stream = CFBStream(key: key, iv: iv)
+        if let key {
+            let stream = CFBStream(key: key, iv: iv(for: region.meta, key: key))
             mirror.withUnsafeMutableBytes { stream.decrypt($0) }
             cipher = stream
         }
@@ -72,25 +183,63 @@ final class StoreCore {
             summary.error = mirror.withUnsafeBytes(RegionValidator.implausibleHolder) ?? (hasNonUTF8Key ? .invalidUTF8 : nil)
         }
         if let error = summary.error {
-            logger.error("cannot decode store", metadata: ["id": "\(location.id)", "reason": "\(error)"])
-            throw .corrupted(location.id, .undecodable(error))
+            logger.error("cannot decode store", metadata: ["id": "\(id)", "reason": "\(error)"])
+            throw .corrupted(id, .undecodable(error))
         }
-        if !configuration.isReadOnly {
-            try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize)
+        return .loaded(LoadedState(
+            meta: region.meta, header: region.header, mirror: mirror, index: index,
+            recordCount: summary.recordCount, cipher: cipher,
+            expiryEnabled: region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry),
+            stamp: access == .readOnly ? files.metaStamp() : files.metaStamp()))
+    }
+
+    /// The IV of a region: the meta's from version 2, else the key's first 16 bytes.
+    static func iv(for meta: MetaInfo, key: CryptKey) -> [UInt8] {
+        meta.version >= .randomIV ? meta.iv.bytes : key.legacyIV
+    }
+
+    /// What to do with a write-back journal found at load.
+    enum JournalAction {
+        /// It never took effect (torn, or the marker is absent) or was completed and appended
+        /// to since: delete it.
+        case ignore
+        /// The marker sequence is in the meta and the CRC and size are the old or the new ones:
+        /// the in-place rewrite may be incomplete, so finish it (doing it again is harmless).
+        case redo(WriteBackJournal)
+    }
+
+    static func journalAction(_ journal: WriteBackJournal?, files: StoreFiles) -> JournalAction {
+        guard let journal else { return .ignore }
+        let stamp = files.metaStamp()
+        guard stamp.sequence == journal.markerSequence,
+              stamp.crcDigest == journal.base.crcDigest || stamp.crcDigest == journal.meta.crcDigest,
+              stamp.actualSize == journal.base.actualSize || stamp.actualSize == journal.meta.actualSize else {
+            return .ignore
         }
-        self.files = files
-        self.cryptKey = configuration.cryptKey
-        self.cipher = cipher
-        self.meta = region.meta
-        self.header = region.header
-        self.mirror = mirror
-        self.index = index
-        self.recordCount = summary.recordCount
-        self.expiryEnabled = region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry)
-        logger.debug("opened store", metadata: [
-            "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(region.actualSize)",
-            "fileSize": "\(files.dataFileSize)", "sequence": "\(region.meta.sequence)",
-        ])
+        return .redo(journal)
+    }
+
+    /// The end of an append whose process died after storing the CRC but before the size: the
+    /// first record boundary past the stored size where the running CRC equals the stored CRC.
+    static func interruptedAppendEnd(_ dataFile: UnsafeRawBufferPointer, meta: MetaInfo, key: CryptKey?) -> Int? {
+        guard meta.holdsActualSize, dataFile.count > 4 else { return nil }
+        let start = Int(meta.actualSize)
+        let stored = UnsafeRawBufferPointer(rebasing: dataFile[4...])
+        guard start > 0, start < stored.count else { return nil }
+        var plain = [UInt8](stored)
+        if let key { plain.withUnsafeMutableBytes { CFBStream(key: key, iv: iv(for: meta, key: key)).decrypt($0) } }
+        var running = CRC32.update(0, UnsafeRawBufferPointer(rebasing: stored[0..<start]))
+        var position = start
+        var found: Int?
+        _ = plain.withUnsafeBytes { bytes in
+            RecordDecoder.decode(bytes, from: start, skipsHolder: false) { record in
+                guard found == nil, record.end <= stored.count else { return }
+                running = CRC32.update(running, UnsafeRawBufferPointer(rebasing: stored[position..<record.end]))
+                position = record.end
+                if running == meta.crcDigest { found = record.end }
+            }
+        }
+        return found
     }
 
     /// Decodes records of `mirror` from `start` into `index`; the last record of a key wins.
@@ -143,14 +292,172 @@ final class StoreCore {
         return error
     }
 
+    // MARK: Multi-process
+
+    /// Takes the inter-process lock; true if another process may have written since.
+    private func takeLock(_ files: StoreFiles, _ kind: LockKind) throws(MappedKVError) -> Bool {
+        do { return try files.lock.lock(kind) } catch { throw .system(error) }
+    }
+
+    /// Releases one level of the inter-process lock. A failure closes the store, which releases it.
+    private func releaseLock(_ kind: LockKind) {
+        guard let files else { return }
+        do { try files.lock.unlock(kind) } catch { _ = poison(.system(error)) }
+    }
+
+    /// Makes the in-memory state current before a read. In the steady state this is three loads
+    /// from the meta mapping and no system call.
+    @inline(__always)
+    func prepareRead() throws(MappedKVError) {
+        guard let files else { throw .closed(closedReason ?? "the store was closed") }
+        guard isMultiProcess, files.metaStamp() != observed else { return }
+        try catchUpUnderSharedLock(files)
+    }
+
+    @inline(never)
+    private func catchUpUnderSharedLock(_ files: StoreFiles) throws(MappedKVError) {
+        _ = try takeLock(files, .shared)
+        defer { releaseLock(.shared) }
+        try catchUp(files)
+    }
+
+    /// Runs a write under the exclusive lock, after catching up with other processes' writes.
+    private func writing<R>(_ body: (StoreFiles) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
+        let files = try writableFiles()
+        guard isMultiProcess else { return try body(files) }
+        let changed = try takeLock(files, .exclusive)
+        defer { releaseLock(.exclusive) }
+        if changed { try catchUp(files) }
+        return try body(files)
+    }
+
+    /// Runs `body` holding the exclusive inter-process lock, up to date with the files; with
+    /// `blocking` false, returns nil at once if another process holds the lock.
+    func exclusively<R>(blocking: Bool, _ body: () throws -> R) throws -> R? {
+        let files = try openFiles()
+        guard isMultiProcess else { return try body() }
+        let changed: Bool
+        if blocking {
+            changed = try takeLock(files, .exclusive)
+        } else {
+            let attempt: Bool?
+            do { attempt = try files.lock.tryLockExclusive() } catch { throw MappedKVError.system(error) }
+            guard let attempt else { return nil }
+            changed = attempt
+        }
+        defer { releaseLock(.exclusive) }
+        if changed { try catchUp(files) }
+        return try body()
+    }
+
+    /// Looks for other processes' changes now (MMKV's `checkContentChanged`); true if one was found.
+    func checkForChanges() throws(MappedKVError) -> Bool {
+        let files = try openFiles()
+        guard isMultiProcess else { return false }
+        let before = pendingChanges.count
+        _ = try takeLock(files, .shared)
+        defer { releaseLock(.shared) }
+        try catchUp(files)
+        return pendingChanges.count > before
+    }
+
+    /// The changes noticed since the last call.
+    func takePendingChanges() -> [ExternalChange] {
+        signal.pending.store(false, ordering: .relaxed)
+        defer { pendingChanges = [] }
+        return pendingChanges
+    }
+
+    /// Brings the state up to date with the files, under a lock already held (MMKV-FORMAT.md 6.3):
+    /// nothing changed, an append (decode just the tail), or anything else (full reload).
+    private func catchUp(_ files: StoreFiles) throws(MappedKVError) {
+        let stamp = files.metaStamp()
+        let fileSize = try files.currentDataFileSize()
+        guard stamp != observed || fileSize != files.dataFileSize else { return }
+        let change: ExternalChange.Kind
+        if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let records = loadTail(files, stamp) {
+            change = .appended(records: records)
+        } else {
+            try reload(files, key: cryptKey)
+            change = .reloaded
+        }
+        logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
+        pendingChanges.append(ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence))
+        signal.pending.store(true, ordering: .relaxed)
+    }
+
+    /// Decodes just the records another process appended, if the new bytes extend the old CRC to
+    /// the stored one; returns how many, or nil when a full reload is needed instead.
+    private func loadTail(_ files: StoreFiles, _ stamp: MetaStamp) -> Int? {
+        let oldLength = mirror.count
+        let newLength = Int(stamp.actualSize)
+        guard meta.holdsActualSize, newLength > oldLength, 4 + newLength <= files.dataFileSize else { return nil }
+        let tail = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[(4 + oldLength)..<(4 + newLength)])
+        guard CRC32.update(meta.crcDigest, tail) == stamp.crcDigest else { return nil }
+        let stream = cipher?.copy()
+        mirror.append(contentsOf: tail)
+        if let stream {
+            mirror.withUnsafeMutableBytes { stream.decrypt(UnsafeMutableRawBufferPointer(rebasing: $0[oldLength...])) }
+        }
+        let (summary, _) = StoreCore.buildIndex(&index, from: mirror, start: oldLength)
+        guard summary.error == nil else { return nil }  // the full reload rebuilds mirror and index
+        if let stream { cipher = stream }
+        meta.crcDigest = stamp.crcDigest
+        meta.actualSize = stamp.actualSize
+        recordCount += summary.recordCount
+        observed = stamp
+        return summary.recordCount
+    }
+
+    /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an
+    /// interrupted write must be repaired first.
+    private func reload(_ files: StoreFiles, key: CryptKey?) throws(MappedKVError) {
+        let access: LoadAccess = configuration.isReadOnly
+            ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)
+        switch try StoreCore.load(files, key: key, access: access, logger: logger) {
+        case .loaded(let state):
+            adopt(state)
+        case .needsExclusiveLock:
+            _ = try takeLock(files, .exclusive)
+            defer { releaseLock(.exclusive) }
+            guard case .loaded(let state) = try StoreCore.load(files, key: key, access: .exclusive, logger: logger) else {
+                throw .corrupted(location.id, .interruptedWriteBack)
+            }
+            adopt(state)
+        }
+    }
+
+    private func adopt(_ state: LoadedState) {
+        meta = state.meta
+        header = state.header
+        mirror = state.mirror
+        index = state.index
+        recordCount = state.recordCount
+        cipher = state.cipher
+        expiryEnabled = state.expiryEnabled
+        observed = state.stamp
+    }
+
+    /// Reloads the store with `key` without rewriting anything (MMKV's `checkReSetCryptKey`).
+    /// If the files do not decode with it, this throws and nothing changes.
+    func adoptKey(_ key: CryptKey?) throws(MappedKVError) {
+        let files = try openFiles()
+        if isMultiProcess { _ = try takeLock(files, .shared) }
+        defer { if isMultiProcess { releaseLock(.shared) } }
+        try reload(files, key: key)
+        cryptKey = key
+    }
+
     var dataFileSize: Int { files?.dataFileSize ?? 0 }
+    /// The open data file's device and inode.
+    var fileIdentity: FileIdentity? { files?.identity }
     var actualSize: Int { mirror.count }
 
     // MARK: Reads
 
     /// Every live key, in no particular order.
     func keys() throws(MappedKVError) -> [String] {
-        try openFiles()
+        try prepareRead()
         guard expiryEnabled else { return index.keys.map(\.string) }
         let now = configuration.clock.now()
         return index.compactMap { liveValueRange($0.value, now: now) == nil ? nil : $0.key.string }
@@ -158,7 +465,7 @@ final class StoreCore {
 
     /// The number of live keys.
     func count() throws(MappedKVError) -> Int {
-        try openFiles()
+        try prepareRead()
         guard expiryEnabled else { return index.count }
         let now = configuration.clock.now()
         return index.values.reduce(0) { $0 + (liveValueRange($1, now: now) == nil ? 0 : 1) }
@@ -166,7 +473,7 @@ final class StoreCore {
 
     /// Whether `key` is live.
     func contains(_ key: String) throws(MappedKVError) -> Bool {
-        try openFiles()
+        try prepareRead()
         return liveSlotValue(IndexKey(key)) != nil
     }
 
@@ -212,97 +519,99 @@ final class StoreCore {
         guard !payload.isEmpty else {
             throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
         }
-        let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
-        guard payload.count + suffixLength <= RecordLimits.maximumValueLength else { throw .valueTooLarge(payload.count) }
-        let files = try writableFiles()
-        if duration != nil && !expiryEnabled {
-            throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
+        guard payload.count <= RecordLimits.maximumValueLength else { throw .valueTooLarge(payload.count) }
+        try writing { (files) throws(MappedKVError) in
+            // Another process may have turned expiry on or off while this one waited for the lock.
+            let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
+            guard payload.count + suffixLength <= RecordLimits.maximumValueLength else { throw .valueTooLarge(payload.count) }
+            if duration != nil && !expiryEnabled {
+                throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
+            }
+            let indexKey = IndexKey(key)
+            let keyLength = key.utf8.count
+            let valueLength = payload.count + suffixLength
+            let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
+            if index.isEmpty || recordLength >= spaceLeft(files) || needsRandomIV || meta.version < .flag {
+                try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
+            }
+            let start = mirror.count
+            Varint.append(UInt64(keyLength), to: &mirror)
+            mirror.append(contentsOf: key.utf8)
+            Varint.append(UInt64(valueLength), to: &mirror)
+            let valueStart = mirror.count
+            mirror.append(contentsOf: payload)
+            if expiryEnabled {
+                let expiry = ExpirySuffix.expiration(now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
+                ExpirySuffix.append(expiry, to: &mirror)
+            }
+            commitAppend(files, from: start)
+            index[indexKey] = ValueSlot(
+                recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength))
         }
-        let indexKey = IndexKey(key)
-        let keyLength = key.utf8.count
-        let valueLength = payload.count + suffixLength
-        let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
-        if index.isEmpty || recordLength >= spaceLeft(files) || needsRandomIV {
-            try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
-        }
-        let start = mirror.count
-        Varint.append(UInt64(keyLength), to: &mirror)
-        mirror.append(contentsOf: key.utf8)
-        Varint.append(UInt64(valueLength), to: &mirror)
-        let valueStart = mirror.count
-        mirror.append(contentsOf: payload)
-        if expiryEnabled {
-            let expiry = ExpirySuffix.expiration(now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
-            ExpirySuffix.append(expiry, to: &mirror)
-        }
-        commitAppend(files, from: start)
-        index[indexKey] = ValueSlot(
-            recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength))
     }
 
     /// Removes `key`; an absent key is not an error.
     func remove(_ key: String) throws(MappedKVError) {
         try Self.validate(key: key)
-        let files = try writableFiles()
-        let indexKey = IndexKey(key)
-        guard index.removeValue(forKey: indexKey) != nil else { return }
-        let keyLength = key.utf8.count
-        let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
-        if recordLength < spaceLeft(files) {
-            let start = mirror.count
-            Varint.append(UInt64(keyLength), to: &mirror)
-            mirror.append(contentsOf: key.utf8)
-            mirror.append(0)
-            commitAppend(files, from: start)
-        } else if index.isEmpty {
-            try clearAll()
-        } else {
-            // The compaction drops the key, so no deletion record is needed.
-            try writeBack(files, incomingLength: 0, needSync: true)
+        try writing { (files) throws(MappedKVError) in
+            let indexKey = IndexKey(key)
+            guard index.removeValue(forKey: indexKey) != nil else { return }
+            let keyLength = key.utf8.count
+            let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
+            if recordLength < spaceLeft(files) {
+                let start = mirror.count
+                Varint.append(UInt64(keyLength), to: &mirror)
+                mirror.append(contentsOf: key.utf8)
+                mirror.append(0)
+                commitAppend(files, from: start)
+            } else if index.isEmpty {
+                try clearAll()
+            } else {
+                // The compaction drops the key, so no deletion record is needed.
+                try writeBack(files, incomingLength: 0, needSync: true)
+            }
         }
     }
 
     /// Empties the store: the file returns to its expected capacity and the sequence increments.
     func clearAll() throws(MappedKVError) {
-        let files = try writableFiles()
-        guard !(files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty && !needsRandomIV) else { return }
-        let oldLength = mirror.count
-        do {
-            if files.dataFileSize != expectedCapacity { try files.resizeData(to: expectedCapacity) }
+        try writing { (files) throws(MappedKVError) in
+            guard !(files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty && !needsRandomIV) else { return }
             let newCipher = freshCipher()
             var newMeta = meta
-            let write = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
-            files.writeMeta(newMeta, write)
-            try files.synchronizeMeta()
+            _ = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
+            // Unlike MMKV, the old records do not stay readable in the first page: the commit zeroes them.
+            try commit(files, WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(expectedCapacity), meta: newMeta, region: []),
+                       staleEnd: mirror.count, sync: true)
             meta = newMeta
             if let newCipher { cipher = newCipher.stream }
-        } catch {
-            throw poison(error)
+            mirror = []
+            index = [:]
+            recordCount = 0
+            logger.debug("cleared store", metadata: ["id": "\(location.id)", "sequence": "\(meta.sequence)"])
         }
-        // Unlike MMKV, do not leave the old records readable in the first page.
-        files.zeroRegion(0..<oldLength)
-        mirror = []
-        index = [:]
-        recordCount = 0
-        logger.debug("cleared store", metadata: ["id": "\(location.id)", "sequence": "\(meta.sequence)"])
     }
 
     /// Compacts the store and shrinks its file while it is more than twice the size it needs.
     func trim() throws(MappedKVError) {
-        let files = try writableFiles()
-        if mirror.isEmpty || index.isEmpty { return try clearAll() }
-        guard files.dataFileSize > expectedCapacity else { return }
-        let currentSize = files.dataFileSize
-        let minimum = expectedCapacity
-        try rewrite(files, needSync: true) { length in
-            FileSizePolicy.sizeAfterTrim(fileSize: currentSize, actualSize: length, minimum: minimum)
+        try writing { (files) throws(MappedKVError) in
+            if mirror.isEmpty || index.isEmpty { return try clearAll() }
+            guard files.dataFileSize > expectedCapacity else { return }
+            let currentSize = files.dataFileSize
+            let minimum = expectedCapacity
+            try rewrite(files, needSync: true) { length in
+                FileSizePolicy.sizeAfterTrim(fileSize: currentSize, actualSize: length, minimum: minimum)
+            }
         }
     }
 
     /// Re-encrypts the store under `newKey` (nil: decrypts it to plain text) with a full write-back:
     /// a fresh IV and an incremented sequence. On failure before anything is written, the old key stays.
     func rekey(to newKey: CryptKey?) throws(MappedKVError) {
-        let files = try writableFiles()
+        try writing { (files) throws(MappedKVError) in try rekey(files, to: newKey) }
+    }
+
+    private func rekey(_ files: StoreFiles, to newKey: CryptKey?) throws(MappedKVError) {
         let oldKey = cryptKey, oldCipher = cipher
         cryptKey = newKey
         if newKey == nil { cipher = nil }
@@ -326,7 +635,10 @@ final class StoreCore {
     /// `enableAutoKeyExpire` / `disableAutoKeyExpire`: an empty new store only changes its meta, any
     /// other store is rewritten. Both increment the sequence and set the meta version to exactly 4.
     func configureExpiry(enabled: Bool, defaultDuration: UInt32) throws(MappedKVError) {
-        let files = try writableFiles()
+        try writing { (files) throws(MappedKVError) in try configureExpiry(files, enabled: enabled, defaultDuration: defaultDuration) }
+    }
+
+    private func configureExpiry(_ files: StoreFiles, enabled: Bool, defaultDuration: UInt32) throws(MappedKVError) {
         defer { if expiryEnabled { defaultExpiryDuration = defaultDuration } }
         guard enabled != expiryEnabled else { return }
         var flags = meta.flags
@@ -336,10 +648,8 @@ final class StoreCore {
             _ = newMeta.update(actualSize: 0, crc: 0, increasesSequence: true)
             newMeta.flags = flags
             newMeta.version = .flag
-            do {
-                files.writeMeta(newMeta, .wholeStruct)
-                try files.synchronizeMeta()
-            } catch { throw poison(error) }
+            try commit(files, WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(files.dataFileSize), meta: newMeta, region: []),
+                       staleEnd: 0, sync: true)
             meta = newMeta
             expiryEnabled = enabled
         } else {
@@ -408,6 +718,33 @@ final class StoreCore {
             files.writeMeta(meta, write)
         }
         recordCount += 1
+        observed = files.metaStamp()
+    }
+
+    /// Carries out a whole-file change crash-safely (see ``WriteBackJournal``): the journal, any
+    /// growth, the marker sequence, then the in-place rewrite and the new meta, then the journal's
+    /// removal. A failure before the marker changes nothing; after it, the store closes and the
+    /// next load (in any process) finishes the write-back from the journal.
+    private func commit(_ files: StoreFiles, _ journal: WriteBackJournal, staleEnd: Int, sync: Bool) throws(MappedKVError) {
+        try files.writeJournal(journal, sync: sync)
+        do {
+            if journal.fileSize > UInt64(files.dataFileSize) { try files.resizeData(to: Int(journal.fileSize)) }
+        } catch {
+            try? files.removeJournal()
+            throw error
+        }
+        do {
+            files.writeSequence(journal.markerSequence)
+            if sync { try files.synchronizeMeta() }
+            try files.applyWriteBack(journal, staleEnd: staleEnd, sync: sync)
+        } catch {
+            throw poison(error)
+        }
+        do { try files.removeJournal() } catch {
+            // Harmless: the sequence has moved past the marker, so the next load ignores it.
+            logger.warning("could not remove the write-back journal", metadata: ["id": "\(location.id)", "error": "\(error)"])
+        }
+        observed = files.metaStamp()
     }
 
     /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength` bytes.
@@ -477,32 +814,21 @@ final class StoreCore {
         guard let newFileSize = chooseFileSize(fresh.count) else {
             throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
         }
-        // Growth happens before anything is written, so a failure here leaves the files as they were.
-        if newFileSize > files.dataFileSize { try files.resizeData(to: newFileSize) }
         // An encrypted region is one stream from a fresh IV at position 0.
         let newCipher = freshCipher()
-        let crc: UInt32 = fresh.withUnsafeBytes { bytes in
-            CRC32.update(0, files.writeRegion(bytes, at: 0, encryptingWith: newCipher?.stream))
-        }
+        var stored = fresh
+        if let newCipher { stored.withUnsafeMutableBytes { newCipher.stream.encrypt($0) } }
+        let crc = stored.withUnsafeBytes { CRC32.update(0, $0) }
         var newMeta = meta
-        var write = newMeta.update(
-            actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)
+        _ = newMeta.update(actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)
         if let flags {
             newMeta.flags = flags
             newMeta.version = .flag
-            write = .wholeStruct
-        }
-        do {
-            if newFileSize < files.dataFileSize { try files.resizeData(to: newFileSize) }
-            if needSync { try files.synchronizeData() }
-            files.writeMeta(newMeta, write)
-            if needSync { try files.synchronizeMeta() }
-        } catch {
-            throw poison(error)
         }
         // Old records past the new end would stay readable (in plain text, after encrypting a
-        // plain store); MMKV leaves them, we erase them.
-        if fresh.count < mirror.count { files.zeroRegion(fresh.count..<mirror.count) }
+        // plain store); MMKV leaves them, the commit erases them.
+        try commit(files, WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(newFileSize), meta: newMeta, region: stored),
+                   staleEnd: mirror.count, sync: needSync)
         meta = newMeta
         mirror = fresh
         if let newCipher { cipher = newCipher.stream }

@@ -2,6 +2,7 @@ import Glibc
 import MappedKVCrypto
 import MappedKVFormat
 import MappedKVIO
+import Synchronization
 
 /// The two open, mapped files of a store.
 ///
@@ -15,30 +16,35 @@ final class StoreFiles {
     private let data: MappedRegion
     private let meta: MappedRegion
     private var isOpen = true
-
-    /// Whether the files were created by this open.
-    let createdData: Bool
-    let createdMeta: Bool
+    /// The inter-process lock: `flock` on the meta file (MMKV-FORMAT.md 6.1).
+    let lock: FileLock
+    /// The data file's device and inode, which identify the store within a process.
+    let identity: FileIdentity
 
     private init(location: StoreLocation, isReadOnly: Bool, dataFile: FileDescriptor, metaFile: FileDescriptor,
-                 data: MappedRegion, meta: MappedRegion, createdData: Bool, createdMeta: Bool) {
+                 data: MappedRegion, meta: MappedRegion, lock: FileLock, identity: FileIdentity) {
         self.location = location
         self.isReadOnly = isReadOnly
         self.dataFile = dataFile
         self.metaFile = metaFile
         self.data = data
         self.meta = meta
-        self.createdData = createdData
-        self.createdMeta = createdMeta
+        self.lock = lock
+        self.identity = identity
     }
 
     deinit { close() }
 
-    /// Opens both files and maps them at their current sizes; nothing existing is changed.
+    /// Opens both files, takes the inter-process lock and the mode lock, and maps the files at
+    /// their sizes as seen under the lock; nothing existing is changed.
     ///
-    /// A read-write open creates missing files (mode 0600) and directories; a read-only open
-    /// requires both files to exist.
-    static func open(_ location: StoreLocation, readOnly: Bool) throws(MappedKVError) -> StoreFiles {
+    /// Returns with the `flock` held: exclusive for a read-write open (creating, sizing and
+    /// repairing happen under it), shared for a read-only one. The caller releases it.
+    ///
+    /// The mode lock is an OFD lock on byte 1 of the meta file, held until the files are closed:
+    /// shared for multi-process and read-only instances, exclusive for a single-process writer,
+    /// so that a store cannot be written in single-process mode while anyone else has it open.
+    static func open(_ location: StoreLocation, readOnly: Bool, multiProcess: Bool) throws(MappedKVError) -> StoreFiles {
         let dataExists = Directory.fileExists(location.dataPath)
         let metaExists = Directory.fileExists(location.metaPath)
         if readOnly {
@@ -54,16 +60,50 @@ final class StoreFiles {
             dataFile.close()
             throw .system(error)
         }
+        // Closing the descriptors releases both locks.
         do {
+            let lock = FileLock(metaFile)
+            try lock.lock(readOnly ? .shared : .exclusive)
+            let modeKind: LockKind = multiProcess || readOnly ? .shared : .exclusive
+            guard try takeModeLock(metaFile, kind: modeKind) else {
+                dataFile.close()
+                metaFile.close()
+                throw MappedKVError.modeConflict(location.id, multiProcess
+                    ? "another process has it open in single-process mode"
+                    : readOnly
+                        ? "another process has it open for writing in single-process mode"
+                        : "another process has it open (in multi-process, read-only or single-process mode)")
+            }
             let data = try MappedRegion(file: dataFile, length: try dataFile.size(), writable: !readOnly)
             let meta = try MappedRegion(file: metaFile, length: try metaFile.size(), writable: !readOnly)
             return StoreFiles(location: location, isReadOnly: readOnly, dataFile: dataFile, metaFile: metaFile,
-                              data: data, meta: meta, createdData: !dataExists, createdMeta: !metaExists)
-        } catch {
+                              data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile))
+        } catch let error as MappedKVError {
+            throw error
+        } catch let error as SystemError {
             dataFile.close()
             metaFile.close()
             throw .system(error)
+        } catch {
+            dataFile.close()
+            metaFile.close()
+            throw .invalidArgument("\(error)")
         }
+    }
+
+    /// Takes the mode lock, waiting out a conflict that lasts less than about a quarter second.
+    ///
+    /// A child forked by this process holds copies of its descriptors until it calls `exec`, and
+    /// with them the locks of descriptors this process has since closed; such a conflict is gone
+    /// within milliseconds. A store really open in another mode stays locked and is reported.
+    private static func takeModeLock(_ metaFile: FileDescriptor, kind: LockKind) throws(SystemError) -> Bool {
+        var delay: UInt32 = 500
+        for _ in 0..<10 {
+            if try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: kind) { return true }
+            usleep(delay)
+            delay = min(delay * 2, 64_000)
+        }
+        return try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: kind)
     }
 
     /// Refuses to create one file of a pair when the other holds data: a fresh file beside it
@@ -115,6 +155,29 @@ final class StoreFiles {
     /// The whole mapped data file, header included.
     var dataFileBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(data.bytes) }
 
+    /// The sequence, CRC and size in the shared meta mapping: three loads, no system call.
+    @inline(__always)
+    func metaStamp() -> MetaStamp {
+        guard meta.length >= MetaInfo.size else { return MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0) }
+        return MetaStamp(stored: UnsafeRawBufferPointer(meta.bytes))
+    }
+
+    /// The data file's size on disk now (`fstat`), which another process may have changed.
+    func currentDataFileSize() throws(MappedKVError) -> Int {
+        do { return try dataFile.size() } catch { throw .system(error) }
+    }
+
+    /// Remaps either file whose size on disk differs from its mapping. Call it under the lock,
+    /// before reading anything another process may have resized.
+    func refreshMappings() throws(MappedKVError) {
+        do {
+            let dataSize = try dataFile.size()
+            if dataSize != data.length { try data.remap(file: dataFile, length: dataSize) }
+            let metaSize = try metaFile.size()
+            if metaSize != meta.length { try meta.remap(file: metaFile, length: metaSize) }
+        } catch { throw .system(error) }
+    }
+
     /// The meta struct as stored; an empty meta file reads as the all-zero meta.
     func readMeta() throws(MappedKVError) -> MetaInfo {
         if meta.length == 0 { return MetaInfo() }
@@ -129,12 +192,12 @@ final class StoreFiles {
 
     /// Grows each file to a whole number of pages, at least `minimumDataSize` and one page.
     /// Only bytes past the current end are added; nothing existing is overwritten.
-    func ensureSizes(minimumDataSize: Int, pageSize: Int) throws(MappedKVError) {
+    ///
+    /// - Returns: whether a data file that already had a size was resized (other processes may map
+    ///   it, so the caller must increment the sequence).
+    @discardableResult
+    func ensureSizes(minimumDataSize: Int, pageSize: Int) throws(MappedKVError) -> Bool {
         precondition(!isReadOnly)
-        let dataTarget = max(minimumDataSize, PageSize.roundUp(data.length, pageSize: pageSize))
-        if data.length < dataTarget || data.length % pageSize != 0 {
-            try resizeData(to: PageSize.roundUp(dataTarget, pageSize: pageSize))
-        }
         if meta.length < pageSize || meta.length % pageSize != 0 {
             let target = PageSize.roundUp(max(meta.length, pageSize), pageSize: pageSize)
             do {
@@ -142,6 +205,11 @@ final class StoreFiles {
                 try meta.remap(file: metaFile, length: target)
             } catch { throw .system(error) }
         }
+        let dataTarget = max(minimumDataSize, PageSize.roundUp(data.length, pageSize: pageSize))
+        guard data.length < dataTarget || data.length % pageSize != 0 else { return false }
+        let hadSize = data.length > 0
+        try resizeData(to: PageSize.roundUp(dataTarget, pageSize: pageSize))
+        return hadSize
     }
 
     /// Sets the data file's size and remaps it. Growth reserves disk blocks; bytes past the old end read as zeros.
@@ -179,15 +247,87 @@ final class StoreFiles {
     }
 
     /// Stores `info` in the meta file: all 112 bytes, or only the CRC and size fields.
+    ///
+    /// The order matters to a process killed halfway: a whole struct is stored with its sequence
+    /// last (see ``WriteBackJournal``), and an append's CRC is stored before its size (MMKV's order,
+    /// which the interrupted-append repair relies on).
     func writeMeta(_ info: MetaInfo, _ write: MetaInfo.UpdateWrite) {
         precondition(!isReadOnly && meta.length >= MetaInfo.size, "meta file not sized for writing")
         switch write {
         case .wholeStruct:
-            info.write(to: meta.bytes)
+            let bytes = info.serialized
+            bytes.withUnsafeBytes { source in
+                let sequence = MetaInfo.Offset.sequence
+                meta.bytes.baseAddress!.copyMemory(from: source.baseAddress!, byteCount: sequence)
+                (meta.bytes.baseAddress! + sequence + 4).copyMemory(
+                    from: source.baseAddress! + sequence + 4, byteCount: MetaInfo.size - sequence - 4)
+            }
+            writeSequence(info.sequence)
         case .crcAndSizeOnly:
+            atomicMemoryFence(ordering: .releasing)
             meta.bytes.storeBytes(of: info.crcDigest.littleEndian, toByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self)
+            atomicMemoryFence(ordering: .releasing)
             meta.bytes.storeBytes(of: info.actualSize.littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
         }
+    }
+
+    /// Stores only the meta's sequence (one aligned 4-byte store), after every earlier store.
+    func writeSequence(_ sequence: UInt32) {
+        precondition(!isReadOnly && meta.length >= MetaInfo.size, "meta file not sized for writing")
+        atomicMemoryFence(ordering: .releasing)
+        meta.bytes.storeBytes(of: sequence.littleEndian, toByteOffset: MetaInfo.Offset.sequence, as: UInt32.self)
+        atomicMemoryFence(ordering: .releasing)
+    }
+
+    // MARK: Write-back journal
+
+    /// Whether a write-back journal exists and what it holds: nil if there is none, `.some(nil)`
+    /// if it is incomplete or damaged.
+    func readJournal() throws(MappedKVError) -> WriteBackJournal?? {
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(location.journalPath, access: .readOnly) } catch {
+            if error.errno == ENOENT { return nil }
+            throw .system(error)
+        }
+        defer { file.close() }
+        do {
+            let bytes = try file.read(count: try file.size(), at: 0)
+            return .some(WriteBackJournal(parsing: bytes))
+        } catch { throw .system(error) }
+    }
+
+    /// Writes `journal` to its file, flushed to disk if `sync`.
+    func writeJournal(_ journal: WriteBackJournal, sync: Bool) throws(MappedKVError) {
+        do {
+            let file = try FileDescriptor.open(location.journalPath, access: .writeTruncate)
+            defer { file.close() }
+            try journal.serialized.withRawBytes { (bytes) throws(SystemError) in try file.write(bytes, at: 0) }
+            if sync { try file.synchronize() }
+        } catch {
+            try? FileDescriptor.remove(location.journalPath)
+            throw .system(error)
+        }
+    }
+
+    /// Deletes the journal file.
+    func removeJournal() throws(MappedKVError) {
+        do { try FileDescriptor.remove(location.journalPath) } catch { throw .system(error) }
+    }
+
+    /// Carries out the in-place part of a write-back recorded in `journal` (the marker sequence
+    /// must already be stored): region, stale tail, size, then the whole meta with its sequence
+    /// last. Running it again after a crash yields the same files.
+    ///
+    /// - Parameter staleEnd: the end of the bytes that may hold old records, zeroed past the new region.
+    func applyWriteBack(_ journal: WriteBackJournal, staleEnd: Int, sync: Bool) throws(MappedKVError) {
+        let target = Int(journal.fileSize)
+        if target > data.length { try resizeData(to: target) }
+        _ = journal.region.withUnsafeBytes { region in writeRegion(region, at: 0) }
+        zeroRegion(journal.region.count..<max(journal.region.count, staleEnd))
+        if target < data.length { try resizeData(to: target) }
+        if sync { try synchronizeData() }
+        writeMeta(journal.meta, .wholeStruct)
+        if sync { try synchronizeMeta() }
     }
 
     /// Flushes the data file's mapping to disk.

@@ -15,6 +15,9 @@ public struct StoreLocation: Equatable, Hashable, Sendable {
     public let dataPath: String
     /// The meta (`.crc`) file's path.
     public let metaPath: String
+    /// The path of MappedKV's write-back journal (`<data file>.writeback`), which exists only while
+    /// a full write-back is in progress or was interrupted.
+    public var journalPath: String { dataPath + ".writeback" }
 
     /// The characters that make MMKV hash an ID into a file name.
     static let specialCharacters: Set<Character> = ["\\", "/", ":", "*", "?", "\"", "<", ">", "|"]

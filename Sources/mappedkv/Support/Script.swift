@@ -113,10 +113,13 @@ extension ScriptOperation {
         case .rekey(let newKey):
             try store.rekey(to: newKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
         case .incrementInt64(let k, let delta):
-            let current = try store.int64(forKey: k) ?? 0
-            let (sum, overflow) = current.addingReportingOverflow(delta)
-            guard !overflow else { throw MappedKVError.invalidArgument("incr-int64 \(k): \(current) + \(delta) overflows Int64") }
-            try store.set(sum, forKey: k)
+            // Atomic across processes: read and write under the exclusive lock.
+            try store.withExclusiveLock { transaction in
+                let current = try transaction.int64(forKey: k) ?? 0
+                let (sum, overflow) = current.addingReportingOverflow(delta)
+                guard !overflow else { throw MappedKVError.invalidArgument("incr-int64 \(k): \(current) + \(delta) overflows Int64") }
+                try transaction.set(sum, forKey: k)
+            }
         }
     }
 }

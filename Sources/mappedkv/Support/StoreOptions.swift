@@ -24,7 +24,7 @@ struct StoreOptions: ParsableArguments {
     @Flag(name: .long, help: "Use AES-256 (the key is zero-padded or cut to 32 bytes) instead of AES-128.")
     var aes256 = false
 
-    @Flag(name: .long, help: "Share the store with other processes (not supported yet).")
+    @Flag(name: .long, help: "Share the store with other processes (MMKV's MULTI_PROCESS mode).")
     var multiProcess = false
 
     @Flag(name: .long, help: "Log the store's debug messages to standard error.")
@@ -37,9 +37,6 @@ struct StoreOptions: ParsableArguments {
         }
         if aes256 && sources.isEmpty {
             throw ValidationError("--aes256 needs a key")
-        }
-        if multiProcess {
-            throw ValidationError("--multi-process: multi-process mode is not supported by this version yet")
         }
     }
 
@@ -58,7 +55,8 @@ struct StoreOptions: ParsableArguments {
         }
         return try MappedKV(
             id: id, directory: root,
-            configuration: Configuration(isReadOnly: readOnly, cryptKey: try resolvedKey()), logger: logger)
+            configuration: Configuration(isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey()),
+            logger: logger)
     }
 }
 

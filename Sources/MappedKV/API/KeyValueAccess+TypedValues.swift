@@ -1,7 +1,12 @@
 import Foundation
 import MappedKVFormat
 
-extension MappedKV {
+extension KeyValueAccess {
+    /// The value of `key` decoded as `V`, or `defaultValue` if the key is absent.
+    public func value<V: PayloadCodable & Sendable>(forKey key: String, default defaultValue: V) throws(MappedKVError) -> V {
+        try value(forKey: key, as: V.self) ?? defaultValue
+    }
+
     /// The `Bool` value of `key`, or nil.
     public func bool(forKey key: String) throws(MappedKVError) -> Bool? { try value(forKey: key, as: Bool.self) }
     /// The `Int32` value of `key`, or nil.

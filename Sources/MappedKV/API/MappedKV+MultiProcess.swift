@@ -1,0 +1,98 @@
+import Synchronization
+
+extension MappedKV {
+    /// Whether the store was opened to be shared with other processes.
+    public var isMultiProcess: Bool { configuration.isMultiProcess }
+
+    /// Runs `body` holding the store's exclusive lock: no other thread or process reads or
+    /// writes the store until it returns, so a read-modify-write in it is atomic (MMKV's
+    /// `lock()`/`unlock()`). Calls on `self` from inside `body` would deadlock: use the
+    /// transaction it is given.
+    ///
+    /// ```swift
+    /// let next = try store.withExclusiveLock { tx in
+    ///     let value = try tx.int64(forKey: "counter") ?? 0
+    ///     try tx.set(value + 1, forKey: "counter")
+    ///     return value + 1
+    /// }
+    /// ```
+    public func withExclusiveLock<R: Sendable>(_ body: (Transaction) throws -> R) throws -> R {
+        guard let result = try locked(blocking: true, body) else {
+            throw MappedKVError.closed("the exclusive lock could not be taken")
+        }
+        return result
+    }
+
+    /// Runs `body` under the exclusive lock if no other process holds the store locked right now
+    /// (MMKV's `try_lock()`); returns nil without waiting otherwise. In single-process mode the
+    /// store is this process's alone, so the lock is always available.
+    public func tryLock<R: Sendable>(_ body: (Transaction) throws -> R) throws -> R? {
+        try locked(blocking: false, body)
+    }
+
+    private func locked<R: Sendable>(blocking: Bool, _ body: (Transaction) throws -> R) throws -> R? {
+        try ensureOpen()
+        defer { reportChanges() }
+        return try shared.core.withLock { core throws -> R? in
+            // The transaction lends the locked core to `body` for the duration of the call only.
+            let lent = LentCore(core: core)
+            return try lent.core.exclusively(blocking: blocking) { () throws -> R in
+                let transaction = Transaction(core: lent.core)
+                defer { transaction.end() }
+                return try body(transaction)
+            }
+        }
+    }
+
+    /// Looks for changes by other processes now (MMKV's `checkContentChanged()`), catching up
+    /// with them and reporting them to observers; true if there was one. Reads and writes do
+    /// this check themselves; call this to hear of changes without reading.
+    @discardableResult
+    public func checkForChanges() throws(MappedKVError) -> Bool {
+        try ensureOpen()
+        defer { reportChanges() }
+        return try shared.core.withLock { (core) throws(MappedKVError) -> Bool in try core.checkForChanges() }
+    }
+
+    /// Calls `handler` for every change by another process this process notices (on a read, a
+    /// write or ``checkForChanges()``), until the returned observation is cancelled. The handler
+    /// runs on the thread that noticed the change, outside the store's lock.
+    public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ExternalChangeObservation {
+        let store = shared
+        let token = store.observers.withLock { $0.add(handler) }
+        return ExternalChangeObservation { store.observers.withLock { $0.remove(token) } }
+    }
+
+    /// The changes by other processes this process notices, as an asynchronous sequence that
+    /// ends when the consuming task is cancelled. Up to 1,024 unconsumed changes are buffered.
+    public func externalChanges() -> AsyncStream<ExternalChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ExternalChange.self, bufferingPolicy: .bufferingNewest(1024))
+        let observation = observeExternalChanges { change in continuation.yield(change) }
+        continuation.onTermination = { _ in observation.cancel() }
+        return stream
+    }
+}
+
+/// A registration made by ``MappedKV/observeExternalChanges(_:)``; cancel it to stop the calls.
+public final class ExternalChangeObservation: Sendable {
+    private let cancellation: Mutex<(@Sendable () -> Void)?>
+
+    init(_ cancel: @escaping @Sendable () -> Void) { cancellation = Mutex(cancel) }
+
+    /// Stops the calls; cancelling twice is harmless.
+    public func cancel() {
+        let cancel = cancellation.withLock { value -> (@Sendable () -> Void)? in
+            defer { value = nil }
+            return value
+        }
+        cancel?()
+    }
+
+    deinit {}
+}
+
+/// The store core lent to a transaction while its mutex is held; the transaction ends (and stops
+/// using it) before the mutex is released, which is what makes the unchecked conformance sound.
+private struct LentCore: @unchecked Sendable {
+    let core: StoreCore
+}

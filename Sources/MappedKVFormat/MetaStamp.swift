@@ -1,0 +1,35 @@
+/// The three meta fields that change when any process writes a store: sequence, CRC and actual size.
+///
+/// Comparing the stamp in the shared meta mapping with the last one seen is how a process notices
+/// other processes' writes (MMKV-FORMAT.md 6.3).
+public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// `m_sequence`: changes on every resize, rewrite, clear and other whole-file change.
+    public var sequence: UInt32
+    /// `m_crcDigest`: changes on every append.
+    public var crcDigest: UInt32
+    /// `m_actualSize`: changes on every append.
+    public var actualSize: UInt32
+
+    /// A stamp from its fields.
+    @inlinable
+    public init(sequence: UInt32, crcDigest: UInt32, actualSize: UInt32) {
+        self.sequence = sequence
+        self.crcDigest = crcDigest
+        self.actualSize = actualSize
+    }
+
+    /// Reads the stamp from a stored meta struct (at least 112 bytes) without parsing the rest.
+    @inlinable
+    public init(stored bytes: UnsafeRawBufferPointer) {
+        sequence = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.sequence, as: UInt32.self))
+        crcDigest = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self))
+        actualSize = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self))
+    }
+
+    public var description: String { "seq \(sequence) crc \(crcDigest) size \(actualSize)" }
+}
+
+extension MetaInfo {
+    /// This meta's sequence, CRC and actual size as stored.
+    public var stamp: MetaStamp { MetaStamp(sequence: sequence, crcDigest: crcDigest, actualSize: actualSize) }
+}

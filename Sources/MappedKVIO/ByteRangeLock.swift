@@ -1,0 +1,31 @@
+import Glibc
+
+/// Open-file-description byte-range locks (`fcntl(F_OFD_SETLK)`).
+///
+/// They belong to the open file description, like `flock` locks, but cover byte ranges and do not
+/// interact with `flock` on Linux. MappedKV uses one on byte 1 of the `.crc` file to detect a store
+/// opened in single-process mode by one process and in multi-process mode (or single-process mode)
+/// by another, as Android MMKV does. They are released when the descriptor is closed.
+public enum ByteRangeLock {
+    /// `F_OFD_SETLK` (the same value on every Linux architecture).
+    private static let setLockCommand: Int32 = 37
+
+    /// Tries to lock `length` bytes at `offset` of `file`, shared (read) or exclusive (write).
+    ///
+    /// - Returns: false if another open file description holds a conflicting lock.
+    public static func tryLock(_ file: FileDescriptor, offset: Int, length: Int, kind: LockKind) throws(SystemError) -> Bool {
+        var request = Glibc.flock()
+        request.l_type = Int16(kind == .exclusive ? F_WRLCK : F_RDLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(offset)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        while true {
+            if fcntl(file.rawValue, setLockCommand, &request) == 0 { return true }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EACCES { return false }
+            throw SystemError("fcntl(F_OFD_SETLK)", path: file.path, errno: code)
+        }
+    }
+}

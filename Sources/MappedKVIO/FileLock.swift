@@ -1,0 +1,112 @@
+import Glibc
+
+/// Which kind of inter-process lock to take.
+public enum LockKind: Sendable, Equatable {
+    /// Many holders at once: readers.
+    case shared
+    /// One holder: writers.
+    case exclusive
+}
+
+/// A recursive `flock(2)` lock on one open file, with MMKV's counting rules (MMKV-FORMAT.md 6.1).
+///
+/// Nested locks only count. An exclusive lock requested while holding a shared one is an upgrade
+/// (non-blocking attempt, then unlock and a blocking lock): it is **not atomic**, so whoever upgrades
+/// must re-check shared state afterwards. Releasing the last exclusive lock while shared ones remain
+/// downgrades to shared. `flock` locks belong to the open file description: two descriptors of the
+/// same file in one process block each other.
+///
+/// Not thread-safe: the owner serializes calls.
+public final class FileLock {
+    /// The locked file.
+    public let file: FileDescriptor
+    /// Nested shared locks held.
+    public private(set) var sharedCount = 0
+    /// Nested exclusive locks held.
+    public private(set) var exclusiveCount = 0
+
+    /// A lock on `file`, initially not held.
+    public init(_ file: FileDescriptor) { self.file = file }
+
+    /// Whether any lock is held.
+    public var isHeld: Bool { sharedCount > 0 || exclusiveCount > 0 }
+
+    /// Takes the lock, blocking while another process holds a conflicting one.
+    ///
+    /// - Returns: true if the file's lock state changed (a first lock or an upgrade), which means
+    ///   another process may have written since this process last looked.
+    @discardableResult
+    public func lock(_ kind: LockKind) throws(SystemError) -> Bool {
+        switch kind {
+        case .shared:
+            if isHeld {
+                sharedCount += 1
+                return false
+            }
+            try apply(LOCK_SH)
+            sharedCount = 1
+            return true
+        case .exclusive:
+            if exclusiveCount > 0 {
+                exclusiveCount += 1
+                return false
+            }
+            if sharedCount > 0 {
+                // A failed conversion drops the shared lock on Linux, so fall back to unlock + lock.
+                if try !tryApply(LOCK_EX | LOCK_NB) {
+                    try apply(LOCK_UN)
+                    try apply(LOCK_EX)
+                }
+            } else {
+                try apply(LOCK_EX)
+            }
+            exclusiveCount = 1
+            return true
+        }
+    }
+
+    /// Takes the exclusive lock only if no other process holds the file locked.
+    ///
+    /// - Returns: nil if the lock is busy; otherwise whether the lock state changed, as ``lock(_:)``.
+    public func tryLockExclusive() throws(SystemError) -> Bool? {
+        if exclusiveCount > 0 {
+            exclusiveCount += 1
+            return false
+        }
+        if try tryApply(LOCK_EX | LOCK_NB) {
+            exclusiveCount = 1
+            return true
+        }
+        // Linux drops a shared lock whose conversion failed: take it back.
+        if sharedCount > 0 { try apply(LOCK_SH) }
+        return nil
+    }
+
+    /// Releases one level of `kind`; the last exclusive level downgrades to shared if shared levels remain.
+    public func unlock(_ kind: LockKind) throws(SystemError) {
+        switch kind {
+        case .shared:
+            precondition(sharedCount > 0, "unlocking a shared lock that is not held")
+            sharedCount -= 1
+            if sharedCount == 0 && exclusiveCount == 0 { try apply(LOCK_UN) }
+        case .exclusive:
+            precondition(exclusiveCount > 0, "unlocking an exclusive lock that is not held")
+            exclusiveCount -= 1
+            if exclusiveCount == 0 { try apply(sharedCount > 0 ? LOCK_SH : LOCK_UN) }
+        }
+    }
+
+    private func apply(_ operation: Int32) throws(SystemError) {
+        _ = try syscall("flock", path: file.path) { flock(file.rawValue, operation) }
+    }
+
+    private func tryApply(_ operation: Int32) throws(SystemError) -> Bool {
+        while true {
+            if flock(file.rawValue, operation) == 0 { return true }
+            let code = Glibc.errno
+            if code == EINTR { continue }
+            if code == EWOULDBLOCK { return false }
+            throw SystemError("flock", path: file.path, errno: code)
+        }
+    }
+}

@@ -55,6 +55,6 @@ let package = Package(
         .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat"]),
         .testTarget(name: "MappedKVCryptoTests", dependencies: ["MappedKVCrypto", "MappedKVFormat"]),
         .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
-        .testTarget(name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKVFormat"]),
+        .testTarget(name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
     ]
 )

@@ -22,6 +22,8 @@ struct BenchCommand: ParsableCommand {
     var cryptKey: String?
     @Flag(name: .long, help: "With --crypt-key: AES-256.")
     var aes256 = false
+    @Flag(name: .long, help: "Open the stores in multi-process mode (every write takes the flock; reads check the meta).")
+    var multiProcess = false
 
     func validate() throws {
         guard n > 0 else { throw ValidationError("--n must be positive") }
@@ -38,11 +40,11 @@ struct BenchCommand: ParsableCommand {
     }
 
     private var storeConfiguration: Configuration {
-        Configuration(cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
+        Configuration(isMultiProcess: multiProcess, cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
     }
 
     private func fresh(_ id: String) throws -> MappedKV {
-        for suffix in ["", ".crc"] { try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)") }
+        for suffix in ["", ".crc", ".writeback"] { try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)") }
         return try MappedKV(id: id, directory: root, configuration: storeConfiguration)
     }
 

@@ -42,6 +42,13 @@ public struct FileDescriptor: Sendable {
         return Int(info.st_size)
     }
 
+    /// How many directory entries name the file (0 once it has been deleted).
+    public func linkCount() throws(SystemError) -> Int {
+        var info = stat()
+        _ = try syscall("fstat", path: path) { fstat(rawValue, &info) }
+        return Int(info.st_nlink)
+    }
+
     /// Sets the file's size; growth reads back as zeros.
     public func truncate(to size: Int) throws(SystemError) {
         _ = try syscall("ftruncate", path: path) { ftruncate(rawValue, off_t(size)) }

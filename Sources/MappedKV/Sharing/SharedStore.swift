@@ -71,7 +71,8 @@ enum StoreRegistry {
     /// key; anything else throws ``MappedKVError/modeConflict(_:_:)``.
     static func open(_ location: StoreLocation, configuration: Configuration, logger: Logger) throws(MappedKVError) -> SharedStore {
         try entries.withLock { (entries) throws(MappedKVError) -> SharedStore in
-            if let identity = FileIdentity(path: location.dataPath), var entry = entries[identity] {
+            if let identity = FileIdentity(path: location.dataPath), var entry = entries[identity],
+               entry.store.core.withLock({ core in core.isShareable }) {
                 let store = entry.store
                 if store.isMultiProcess != configuration.isMultiProcess || store.isReadOnly != configuration.isReadOnly {
                     throw .modeConflict(location.id, "this process already has it open "

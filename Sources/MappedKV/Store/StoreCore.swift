@@ -451,6 +451,9 @@ final class StoreCore {
     var dataFileSize: Int { files?.dataFileSize ?? 0 }
     /// The open data file's device and inode.
     var fileIdentity: FileIdentity? { files?.identity }
+    /// Whether a new open of the same path may share this instance: its files are open (not
+    /// closed after an I/O failure) and the data file was not deleted.
+    var isShareable: Bool { files?.isLinked ?? false }
     var actualSize: Int { mirror.count }
 
     // MARK: Reads

@@ -162,6 +162,10 @@ final class StoreFiles {
         return MetaStamp(stored: UnsafeRawBufferPointer(meta.bytes))
     }
 
+    /// Whether the data file still has a name: false once it was deleted (its inode number may
+    /// then be reused by a new file, which must not be mistaken for this one).
+    var isLinked: Bool { ((try? dataFile.linkCount()) ?? 0) > 0 }
+
     /// The data file's size on disk now (`fstat`), which another process may have changed.
     func currentDataFileSize() throws(MappedKVError) -> Int {
         do { return try dataFile.size() } catch { throw .system(error) }

@@ -9,6 +9,7 @@ struct MappedKVCommand: ParsableCommand {
         subcommands: [
             DemoCommand.self, ApplyCommand.self, DumpCommand.self, GetCommand.self, SetCommand.self,
             RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
+            StressCommand.self, StressChildCommand.self,
             HoldCommand.self,
         ]
     )

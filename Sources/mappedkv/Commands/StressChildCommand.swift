@@ -1,0 +1,52 @@
+import ArgumentParser
+
+/// `mappedkv stress-child`: one child process of `mappedkv stress` (hidden; started by it).
+struct StressChildCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stress-child", abstract: "One child of a stress run (started by 'stress').", shouldDisplay: false)
+
+    @Option(name: .long, help: "The stress run's directory.")
+    var root: String
+    @Option(name: .long, help: "The store's ID.")
+    var id = "stress"
+    @Option(name: .long, help: "This child's index.")
+    var child: Int
+    @Option(name: .long, help: "How many children the run has.")
+    var processes = 1
+    @Option(name: .long, help: "Acknowledged operations to reach, over all incarnations.")
+    var ops: Int
+    @Option(name: .long, help: "The run's seed.")
+    var seed: UInt64
+    @Option(name: .long, help: "How many times this child was restarted before.")
+    var incarnation = 0
+    @Option(name: .long, help: "The store's key.")
+    var cryptKey: String?
+    @Flag(name: .long, help: "With --crypt-key: AES-256.")
+    var aes256 = false
+    @Option(name: .long, help: "The operations to perform.")
+    var workload: StressWorkload = .mixed
+    @Option(name: .long, help: "Wait for end-of-file on this descriptor before opening the store.")
+    var barrierFd: Int32?
+
+    func validate() throws {
+        guard child >= 0, child < processes else { throw ValidationError("--child must be in 0..<--processes") }
+        guard ops > 0 else { throw ValidationError("--ops must be positive") }
+        if aes256 && cryptKey == nil { throw ValidationError("--aes256 needs a key") }
+    }
+
+    func run() throws {
+        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key").resolve()
+        let settings = StressWorker.Settings(
+            root: root, id: id, child: child, processes: processes, operations: ops, seed: seed,
+            incarnation: incarnation, workload: workload, cryptKey: key)
+        do {
+            try StressWorker(settings: settings).run(barrier: barrierFd)
+        } catch let failure as StressChildFailure {
+            printError(failure.message)
+            throw ExitCode.failure
+        } catch {
+            printError("stress child \(child): \(error)")
+            throw ExitCode(2)
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import ArgumentParser
+import Foundation
+import MappedKV
+
+/// `mappedkv stress`: a multi-process stress run with fault injection and a final verification.
+struct StressCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stress",
+        abstract: "Run P processes of mixed operations on one multi-process store, optionally killing them, then verify it.",
+        discussion: """
+            The children are this binary (the hidden stress-child subcommand). They start together, \
+            journal every operation to DIR/journal-<child>.log around its store call, and resume from \
+            the journal when restarted after a kill. At the end the store is checked against the \
+            journals. DIR's previous journals and the store ID are replaced. Prints one summary line; \
+            exits 1 if there was any violation (listed on standard error).
+            """)
+
+    @Option(name: .long, help: "The directory for the store, the journals and the children's standard error.")
+    var root: String
+    @Option(name: .long, help: "The store's ID.")
+    var id = "stress"
+    @Option(name: .long, help: "How many child processes to run.")
+    var processes = 4
+    @Option(name: .long, help: "Acknowledged operations per child.")
+    var ops = 1000
+    @Option(name: .long, help: "Encrypt the store with this key.")
+    var cryptKey: String?
+    @Flag(name: .long, help: "With --crypt-key: AES-256.")
+    var aes256 = false
+    @Option(name: .long, help: "Kill a random running child with SIGKILL this often and restart it (a child killed 3 times in a row before acknowledging an operation is spared until it does).")
+    var killIntervalMs: Int?
+    @Option(name: .long, help: "The seed of every random choice (default: random, printed on standard error).")
+    var seed: UInt64?
+    @Option(name: .long, help: "The children's operations.")
+    var workload: StressWorkload = .mixed
+    @Flag(name: .long, help: .hidden)
+    var verifyOnly = false
+
+    /// How many violations are printed.
+    private static let printedViolations = 20
+
+    func validate() throws {
+        guard (1...1000).contains(processes) else { throw ValidationError("--processes must be 1 to 1000") }
+        guard ops > 0 else { throw ValidationError("--ops must be positive") }
+        if let killIntervalMs, killIntervalMs <= 0 { throw ValidationError("--kill-interval-ms must be positive") }
+        if aes256 && cryptKey == nil { throw ValidationError("--aes256 needs a key") }
+    }
+
+    func run() throws {
+        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key").resolve()
+        let fileManager = FileManager.default
+        try fileManager.createDirectory(atPath: root, withIntermediateDirectories: true)
+
+        var outcome = StressSupervisor.Outcome(kills: 0, violations: [], elapsed: .zero)
+        let children: [Int]
+        if verifyOnly {
+            children = try StressJournal.children(in: root)
+            if children.isEmpty { outcome.violations.append("no journals in \(root)") }
+        } else {
+            try removePreviousRun()
+            let seed = seed ?? UInt64.random(in: 0...UInt64.max)
+            FileHandle.standardError.write(Data("stress: seed \(seed)\n".utf8))
+            var keyArguments: [String] = []
+            if let cryptKey { keyArguments += ["--crypt-key", cryptKey] + (aes256 ? ["--aes256"] : []) }
+            let supervisor = StressSupervisor(settings: StressSupervisor.Settings(
+                root: root, id: id, processes: processes, operations: ops, seed: seed, workload: workload,
+                keyArguments: keyArguments, killInterval: killIntervalMs.map { .milliseconds($0) }))
+            outcome = try supervisor.run()
+            children = Array(0..<processes)
+        }
+
+        let histories = try children.map { try StressHistory.load(child: $0, path: StressJournal.path(root: root, child: $0)) }
+        let violations = outcome.violations + StressVerifier(root: root, id: id, cryptKey: key).verify(histories)
+        let operations = histories.reduce(0) { $0 + $1.acknowledged }
+        let seconds = Double(outcome.elapsed.components.seconds) + Double(outcome.elapsed.components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Int((Double(operations) / seconds).rounded()) : 0
+        print("stress: processes \(children.count), operations \(operations), ops/s \(rate), kills \(outcome.kills), kills-in-write-back \(outcome.killsInWriteBack), violations \(violations.count)")
+        guard violations.isEmpty else {
+            for violation in violations.prefix(Self.printedViolations) { printError("violation: " + violation) }
+            if violations.count > Self.printedViolations {
+                printError("... and \(violations.count - Self.printedViolations) more violations")
+            }
+            throw ExitCode.failure
+        }
+    }
+
+    /// Removes the journals, standard error files and store files of an earlier run in `root`.
+    private func removePreviousRun() throws {
+        let fileManager = FileManager.default
+        let location = try reportingErrors { try StoreLocation(id: id, directory: root) }
+        var paths = [location.dataPath, location.metaPath, location.journalPath]
+        for name in try fileManager.contentsOfDirectory(atPath: root)
+        where (name.hasPrefix("journal-") && name.hasSuffix(".log")) || (name.hasPrefix("stress-") && name.hasSuffix(".stderr")) {
+            paths.append(root + "/" + name)
+        }
+        for path in paths where fileManager.fileExists(atPath: path) { try fileManager.removeItem(atPath: path) }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import Glibc
+
+/// A mutating operation a child is about to make, as its journal records it before the store call.
+enum StressIntent: Equatable, Sendable {
+    /// Set the child's key `key` to the value whose ``StressValue/token`` is `token`.
+    case set(key: String, token: String)
+    /// Remove the child's key `key`.
+    case remove(key: String)
+    /// Increment the shared counter to `newValue` (written inside the exclusive lock).
+    case increment(newValue: Int64)
+    /// Trim the store.
+    case trim
+
+    /// The key the operation writes, if it is one of the child's own keys.
+    var ownKey: String? {
+        switch self {
+        case .set(let key, _), .remove(let key): key
+        case .increment, .trim: nil
+        }
+    }
+}
+
+/// One line of a child's journal, `<root>/journal-<child>.log`.
+///
+/// | Line | Meaning |
+/// |---|---|
+/// | `S <incarnation> <pid>` | an incarnation of the child started |
+/// | `I <opno> set <key> <token>` | about to set a key (``StressValue/token``) |
+/// | `I <opno> del <key>` | about to remove a key |
+/// | `I <opno> incr <new value>` | about to set the counter (inside the exclusive lock) |
+/// | `I <opno> trim` | about to trim the store |
+/// | `A <opno>` | operation `opno` is done: the store call returned (reads have no intent line) |
+/// | `X <opno>` | the in-flight operation `opno` of a killed incarnation turned out not to have happened |
+/// | `U <opno>` | the in-flight operation `opno` of a killed incarnation cannot be resolved (counter, trim) |
+/// | `V <text>` | a violation the child saw |
+/// | `D` | the child completed all its operations |
+enum StressJournalEntry: Equatable, Sendable {
+    case start(incarnation: Int, pid: Int32)
+    case intent(opno: Int, StressIntent)
+    case acknowledged(opno: Int)
+    case notApplied(opno: Int)
+    case unresolved(opno: Int)
+    case violation(String)
+    case done
+
+    /// The line, without its newline.
+    var line: String {
+        switch self {
+        case .start(let incarnation, let pid): "S \(incarnation) \(pid)"
+        case .intent(let opno, .set(let key, let token)): "I \(opno) set \(key) \(token)"
+        case .intent(let opno, .remove(let key)): "I \(opno) del \(key)"
+        case .intent(let opno, .increment(let newValue)): "I \(opno) incr \(newValue)"
+        case .intent(let opno, .trim): "I \(opno) trim"
+        case .acknowledged(let opno): "A \(opno)"
+        case .notApplied(let opno): "X \(opno)"
+        case .unresolved(let opno): "U \(opno)"
+        case .violation(let text): "V " + String(text.map { $0.isNewline ? " " : $0 })
+        case .done: "D"
+        }
+    }
+
+    /// Parses a line (without its newline); nil if it is not a journal line.
+    init?(line: Substring) {
+        if line.hasPrefix("V ") {
+            self = .violation(String(line.dropFirst(2)))
+            return
+        }
+        let words = line.split(separator: " ", omittingEmptySubsequences: false)
+        guard let tag = words.first else { return nil }
+        func number(_ index: Int) -> Int? { index < words.count ? Int(words[index]) : nil }
+        switch (tag, words.count) {
+        case ("D", 1): self = .done
+        case ("S", 3):
+            guard let incarnation = number(1), let pid = Int32(words[2]) else { return nil }
+            self = .start(incarnation: incarnation, pid: pid)
+        case ("A", 2), ("X", 2), ("U", 2):
+            guard let opno = number(1) else { return nil }
+            self = tag == "A" ? .acknowledged(opno: opno) : tag == "X" ? .notApplied(opno: opno) : .unresolved(opno: opno)
+        case ("I", 3...):
+            guard let opno = number(1) else { return nil }
+            switch (words[2], words.count) {
+            case ("set", 5): self = .intent(opno: opno, .set(key: String(words[3]), token: String(words[4])))
+            case ("del", 4): self = .intent(opno: opno, .remove(key: String(words[3])))
+            case ("incr", 4):
+                guard let value = Int64(words[3]) else { return nil }
+                self = .intent(opno: opno, .increment(newValue: value))
+            case ("trim", 3): self = .intent(opno: opno, .trim)
+            default: return nil
+            }
+        default:
+            return nil
+        }
+    }
+}
+
+/// Reading and writing the children's journals.
+enum StressJournal {
+    /// The journal of child `child` in `root`.
+    static func path(root: String, child: Int) -> String { root + "/journal-\(child).log" }
+
+    /// The complete lines of `bytes` parsed, and the complete lines that did not parse. A last line
+    /// without its newline (the child was killed while writing it) is ignored.
+    static func parse(_ bytes: some Collection<UInt8>) -> (entries: [StressJournalEntry], malformed: [String]) {
+        var entries: [StressJournalEntry] = []
+        var malformed: [String] = []
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        lines.removeLast()  // the text after the last newline: empty, or a torn line
+        for raw in lines {
+            let line = String(decoding: raw, as: UTF8.self)
+            if let entry = StressJournalEntry(line: line[...]) {
+                entries.append(entry)
+            } else {
+                malformed.append(line)
+            }
+        }
+        return (entries, malformed)
+    }
+
+    /// The parsed journal at `path`; an empty journal if there is no file.
+    static func read(path: String) throws -> (entries: [StressJournalEntry], malformed: [String]) {
+        guard FileManager.default.fileExists(atPath: path) else { return ([], []) }
+        return parse(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// The children whose journals are in `root`, by index.
+    static func children(in root: String) throws -> [Int] {
+        try FileManager.default.contentsOfDirectory(atPath: root).compactMap { name -> Int? in
+            guard name.hasPrefix("journal-"), name.hasSuffix(".log") else { return nil }
+            return Int(name.dropFirst("journal-".count).dropLast(".log".count))
+        }.sorted()
+    }
+}
+
+/// A failed system call on a journal or another harness file.
+struct StressIOError: Error, CustomStringConvertible {
+    /// What was being done, with the path.
+    var operation: String
+    /// The `errno` value.
+    var code: Int32
+
+    /// An error for `operation` with the current `errno`.
+    init(_ operation: String, code: Int32 = errno) {
+        self.operation = operation
+        self.code = code
+    }
+
+    var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}
+
+/// A child's journal opened for appending: every line goes to the file in one `write(2)` on an
+/// `O_APPEND` descriptor, so a kill leaves whole lines and at most one torn last line.
+final class StressJournalWriter {
+    private let fd: Int32
+    /// The journal's path.
+    let path: String
+
+    /// Opens (creating) the journal at `path` and cuts off a torn last line left by a killed
+    /// incarnation, so the next line starts on a line of its own. Only the child that owns the
+    /// journal may call this, and only while no other incarnation of it runs.
+    init(path: String) throws(StressIOError) {
+        self.path = path
+        fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StressIOError("open \(path)") }
+        do {
+            try cutTornLine()
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Appends `entry` as one line.
+    func append(_ entry: StressJournalEntry) throws(StressIOError) {
+        let bytes = Array((entry.line + "\n").utf8)
+        while true {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written == bytes.count { return }
+            if written < 0 && errno == EINTR { continue }
+            // A short write would tear the line: report it rather than retry the rest.
+            throw StressIOError(written < 0 ? "write \(path)" : "short write to \(path)", code: written < 0 ? errno : EIO)
+        }
+    }
+
+    /// Truncates the file after its last newline.
+    private func cutTornLine() throws(StressIOError) {
+        let size = lseek(fd, 0, SEEK_END)
+        guard size > 0 else { return }
+        var keep = Int(size)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while keep > 0 {
+            let chunk = min(keep, buffer.count)
+            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, chunk, off_t(keep - chunk)) }
+            guard got == chunk else { throw StressIOError("read \(path)") }
+            if let newline = buffer[..<chunk].lastIndex(of: UInt8(ascii: "\n")) {
+                keep = keep - chunk + newline + 1
+                break
+            }
+            keep -= chunk
+        }
+        if keep < Int(size), ftruncate(fd, off_t(keep)) != 0 { throw StressIOError("truncate \(path)") }
+    }
+}

@@ -190,7 +190,7 @@ final class StoreCore {
             meta: region.meta, header: region.header, mirror: mirror, index: index,
             recordCount: summary.recordCount, cipher: cipher,
             expiryEnabled: region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry),
-            stamp: access == .readOnly ? files.metaStamp() : files.metaStamp()))
+            stamp: files.metaStamp()))
     }
 
     /// The IV of a region: the meta's from version 2, else the key's first 16 bytes.

@@ -48,6 +48,7 @@ let package = Package(
             dependencies: [
                 "MappedKV",
                 "MappedKVFormat",
+                "MappedKVIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -17,6 +17,8 @@ public struct FileDescriptor: Sendable {
         case readWriteCreate
         /// Write only; the file is created with mode 0600 if missing and emptied if present.
         case writeTruncate
+        /// Read and append (`O_APPEND`: every `write` goes to the end); created with mode 0600 if missing.
+        case appendCreate
     }
 
     /// Opens `path` with close-on-exec.
@@ -25,6 +27,7 @@ public struct FileDescriptor: Sendable {
         case .readOnly: O_RDONLY | O_CLOEXEC
         case .readWriteCreate: O_RDWR | O_CREAT | O_CLOEXEC
         case .writeTruncate: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
+        case .appendCreate: O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC
         }
         let fd = try syscall("open", path: path) { Glibc.open(path, flags, mode_t(0o600)) }
         return FileDescriptor(rawValue: fd, path: path)

@@ -61,34 +61,34 @@ final class StoreFiles {
             throw .system(error)
         }
         // Closing the descriptors releases both locks.
+        let files: StoreFiles?
         do {
             let lock = FileLock(metaFile)
             try lock.lock(readOnly ? .shared : .exclusive)
             let modeKind: LockKind = multiProcess || readOnly ? .shared : .exclusive
-            guard try takeModeLock(metaFile, kind: modeKind) else {
-                dataFile.close()
-                metaFile.close()
-                throw MappedKVError.modeConflict(location.id, multiProcess
-                    ? "another process has it open in single-process mode"
-                    : readOnly
-                        ? "another process has it open for writing in single-process mode"
-                        : "another process has it open (in multi-process, read-only or single-process mode)")
+            if try takeModeLock(metaFile, kind: modeKind) {
+                let data = try MappedRegion(file: dataFile, length: try dataFile.size(), writable: !readOnly)
+                let meta = try MappedRegion(file: metaFile, length: try metaFile.size(), writable: !readOnly)
+                files = StoreFiles(location: location, isReadOnly: readOnly, dataFile: dataFile, metaFile: metaFile,
+                                   data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile))
+            } else {
+                files = nil
             }
-            let data = try MappedRegion(file: dataFile, length: try dataFile.size(), writable: !readOnly)
-            let meta = try MappedRegion(file: metaFile, length: try metaFile.size(), writable: !readOnly)
-            return StoreFiles(location: location, isReadOnly: readOnly, dataFile: dataFile, metaFile: metaFile,
-                              data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile))
-        } catch let error as MappedKVError {
-            throw error
-        } catch let error as SystemError {
-            dataFile.close()
-            metaFile.close()
-            throw .system(error)
         } catch {
             dataFile.close()
             metaFile.close()
-            throw .invalidArgument("\(error)")
+            throw .system(error)
         }
+        guard let files else {
+            dataFile.close()
+            metaFile.close()
+            throw .modeConflict(location.id, multiProcess
+                ? "another process has it open in single-process mode"
+                : readOnly
+                    ? "another process has it open for writing in single-process mode"
+                    : "another process has it open (in multi-process, read-only or single-process mode)")
+        }
+        return files
     }
 
     /// Takes the mode lock, waiting out a conflict that lasts less than about a quarter second.

@@ -1,4 +1,5 @@
 import Glibc
+import MappedKVIO
 
 /// How a child process ended, decoded from a `waitpid` status by hand (the `WIFEXITED` family
 /// of macros is not imported into Swift).
@@ -48,7 +49,7 @@ struct ChildProcess: Sendable {
     /// after applying `fileActions` in the child.
     static func spawn(
         executable: String, name: String, arguments: [String], environment: [String: String], fileActions: [FileAction]
-    ) throws(StressIOError) -> ChildProcess {
+    ) throws(SystemError) -> ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -60,7 +61,7 @@ struct ChildProcess: Sendable {
             case .open(let path, let flags, let target):
                 result = posix_spawn_file_actions_addopen(&actions, target, path, flags, 0o644)
             }
-            guard result == 0 else { throw StressIOError("posix_spawn file action", code: result) }
+            guard result == 0 else { throw SystemError("posix_spawn file action", errno: result) }
         }
 
         let argv = ([name] + arguments).map { strdup($0) }
@@ -75,7 +76,7 @@ struct ChildProcess: Sendable {
                 posix_spawn(&pid, executable, &actions, nil, argvBuffer.baseAddress!, envpBuffer.baseAddress!)
             }
         }
-        guard result == 0 else { throw StressIOError("posix_spawn \(executable)", code: result) }
+        guard result == 0 else { throw SystemError("posix_spawn", path: executable, errno: result) }
         return ChildProcess(pid: pid)
     }
 
@@ -85,24 +86,19 @@ struct ChildProcess: Sendable {
     }
 
     /// Waits for the process to end and reaps it.
-    func wait() throws(StressIOError) -> WaitStatus {
-        guard let status = try reap(options: 0) else { throw StressIOError("waitpid \(pid)", code: ECHILD) }
+    func wait() throws(SystemError) -> WaitStatus {
+        guard let status = try reap(options: 0) else { throw SystemError("waitpid \(pid)", errno: ECHILD) }
         return status
     }
 
     /// Reaps the process if it has ended; nil if it is still running.
-    func poll() throws(StressIOError) -> WaitStatus? {
+    func poll() throws(SystemError) -> WaitStatus? {
         try reap(options: WNOHANG)
     }
 
-    private func reap(options: Int32) throws(StressIOError) -> WaitStatus? {
+    private func reap(options: Int32) throws(SystemError) -> WaitStatus? {
         var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, options)
-            if result == pid { return WaitStatus(raw: status) }
-            if result == 0 { return nil }
-            if errno == EINTR { continue }
-            throw StressIOError("waitpid \(pid)")
-        }
+        let result = try syscall("waitpid \(pid)") { waitpid(pid, &status, options) }
+        return result == 0 ? nil : WaitStatus(raw: status)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import MappedKVIO
 
 /// The start line of a stress run: a pipe whose read end every first-generation child inherits.
 /// Each child blocks reading it until the parent closes the write end after spawning them all,
@@ -13,9 +14,9 @@ struct StartBarrier: ~Copyable {
     private var writeEnd: Int32
 
     /// Creates the pipe.
-    init() throws(StressIOError) {
+    init() throws(SystemError) {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw StressIOError("pipe") }
+        _ = try syscall("pipe") { pipe(&ends) }
         // Both ends become close-on-exec, the read end clear of the low descriptor numbers the
         // children's dup2 targets. (The parent spawns from one thread, so nothing can inherit the
         // originals in between.)
@@ -28,7 +29,7 @@ struct StartBarrier: ~Copyable {
         guard read >= 0, write >= 0 else {
             if read >= 0 { Glibc.close(read) }
             if write >= 0 { Glibc.close(write) }
-            throw StressIOError("fcntl F_DUPFD_CLOEXEC", code: read < 0 ? readCode : writeCode)
+            throw SystemError("fcntl F_DUPFD_CLOEXEC", errno: read < 0 ? readCode : writeCode)
         }
         readEnd = read
         writeEnd = write
@@ -47,14 +48,9 @@ struct StartBarrier: ~Copyable {
     }
 
     /// In a child: blocks until the parent releases the barrier on `descriptor`, then closes it.
-    static func wait(on descriptor: Int32) throws(StressIOError) {
+    static func wait(on descriptor: Int32) throws(SystemError) {
         var byte: UInt8 = 0
-        while true {
-            let got = read(descriptor, &byte, 1)
-            if got == 0 { break }
-            if got < 0 && errno == EINTR { continue }
-            if got < 0 { throw StressIOError("read barrier descriptor \(descriptor)") }
-        }
+        while try syscall("read barrier descriptor \(descriptor)", { read(descriptor, &byte, 1) }) > 0 {}
         Glibc.close(descriptor)
     }
 }

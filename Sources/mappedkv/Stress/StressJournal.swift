@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKVIO
 
 /// A mutating operation a child is about to make, as its journal records it before the store call.
 enum StressIntent: Equatable, Sendable {
@@ -132,74 +133,51 @@ enum StressJournal {
     }
 }
 
-/// A failed system call on a journal or another harness file.
-struct StressIOError: Error, CustomStringConvertible {
-    /// What was being done, with the path.
-    var operation: String
-    /// The `errno` value.
-    var code: Int32
-
-    /// An error for `operation` with the current `errno`.
-    init(_ operation: String, code: Int32 = errno) {
-        self.operation = operation
-        self.code = code
-    }
-
-    var description: String { "\(operation): \(String(cString: strerror(code)))" }
-}
-
 /// A child's journal opened for appending: every line goes to the file in one `write(2)` on an
 /// `O_APPEND` descriptor, so a kill leaves whole lines and at most one torn last line.
 final class StressJournalWriter {
-    private let fd: Int32
+    private let file: FileDescriptor
     /// The journal's path.
     let path: String
 
     /// Opens (creating) the journal at `path` and cuts off a torn last line left by a killed
     /// incarnation, so the next line starts on a line of its own. Only the child that owns the
     /// journal may call this, and only while no other incarnation of it runs.
-    init(path: String) throws(StressIOError) {
+    init(path: String) throws(SystemError) {
         self.path = path
-        fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StressIOError("open \(path)") }
+        file = try FileDescriptor.open(path, access: .appendCreate)
         do {
             try cutTornLine()
         } catch {
-            Glibc.close(fd)
+            file.close()
             throw error
         }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { file.close() }
 
     /// Appends `entry` as one line.
-    func append(_ entry: StressJournalEntry) throws(StressIOError) {
+    func append(_ entry: StressJournalEntry) throws(SystemError) {
         let bytes = Array((entry.line + "\n").utf8)
-        while true {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written == bytes.count { return }
-            if written < 0 && errno == EINTR { continue }
-            // A short write would tear the line: report it rather than retry the rest.
-            throw StressIOError(written < 0 ? "write \(path)" : "short write to \(path)", code: written < 0 ? errno : EIO)
-        }
+        let written = try syscall("write", path: path) { bytes.withUnsafeBytes { write(file.rawValue, $0.baseAddress, $0.count) } }
+        // A short write would tear the line: report it rather than retry the rest.
+        guard written == bytes.count else { throw SystemError("short write", path: path, errno: EIO) }
     }
 
     /// Truncates the file after its last newline.
-    private func cutTornLine() throws(StressIOError) {
-        let size = lseek(fd, 0, SEEK_END)
-        guard size > 0 else { return }
-        var keep = Int(size)
-        var buffer = [UInt8](repeating: 0, count: 4096)
+    private func cutTornLine() throws(SystemError) {
+        let size = try file.size()
+        var keep = size
         while keep > 0 {
-            let chunk = min(keep, buffer.count)
-            let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, chunk, off_t(keep - chunk)) }
-            guard got == chunk else { throw StressIOError("read \(path)") }
-            if let newline = buffer[..<chunk].lastIndex(of: UInt8(ascii: "\n")) {
+            let chunk = min(keep, 4096)
+            let bytes = try file.read(count: chunk, at: keep - chunk)
+            guard bytes.count == chunk else { throw SystemError("read", path: path, errno: EIO) }
+            if let newline = bytes.lastIndex(of: UInt8(ascii: "\n")) {
                 keep = keep - chunk + newline + 1
                 break
             }
             keep -= chunk
         }
-        if keep < Int(size), ftruncate(fd, off_t(keep)) != 0 { throw StressIOError("truncate \(path)") }
+        if keep < size { try file.truncate(to: keep) }
     }
 }

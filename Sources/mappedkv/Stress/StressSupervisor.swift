@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MappedKV
+import MappedKVIO
 
 /// The parent side of a stress run: spawns the children of the same binary behind a start
 /// barrier, kills and restarts them on a schedule if asked, reaps them, and reports progress.
@@ -162,11 +163,9 @@ final class StressSupervisor {
     /// (which removes its journal before unlocking) is never mistaken for one.
     private func interruptedWriteBackJournal() -> [UInt8]? {
         guard let location = try? StoreLocation(id: settings.id, directory: settings.root) else { return nil }
-        let meta = open(location.metaPath, O_RDONLY | O_CLOEXEC)
-        guard meta >= 0 else { return nil }
-        defer { close(meta) }
-        while flock(meta, LOCK_SH) != 0 { guard errno == EINTR else { return nil } }
-        defer { _ = flock(meta, LOCK_UN) }
+        guard let meta = try? FileDescriptor.open(location.metaPath, access: .readOnly) else { return nil }
+        defer { meta.close() }  // also releases the lock
+        guard (try? FileLock(meta).lock(.shared)) != nil else { return nil }
         guard let bytes = FileManager.default.contents(atPath: location.journalPath) else { return nil }
         return withUnsafeBytes(of: UInt64(bytes.count)) { Array($0) } + Array(bytes.suffix(8))
     }

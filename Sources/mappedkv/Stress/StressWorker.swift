@@ -1,5 +1,6 @@
 import Glibc
 import MappedKV
+import MappedKVIO
 import MappedKVCrypto
 
 /// The end of a child that hit a store error: the error is in its journal as a `V` line.
@@ -52,7 +53,7 @@ final class StressWorker {
     /// Runs the incarnation: waits at the barrier on `barrier` if given, opens the store and works.
     ///
     /// - Throws: ``StressChildFailure`` after a store error (journalled as a violation), or a
-    ///   ``StressIOError`` if the journal cannot be written.
+    ///   ``SystemError`` if the journal cannot be written.
     func run(barrier: Int32?) throws {
         if let barrier { try StartBarrier.wait(on: barrier) }
         try record(.start(incarnation: settings.incarnation, pid: getpid()))
@@ -83,13 +84,13 @@ final class StressWorker {
     }
 
     /// Writes `entry` to the journal and applies it to the model.
-    private func record(_ entry: StressJournalEntry) throws(StressIOError) {
+    private func record(_ entry: StressJournalEntry) throws(SystemError) {
         try journal.append(entry)
         history.apply(entry)
     }
 
     /// Journals a violation the child saw and carries on.
-    private func violation(_ message: String) throws(StressIOError) {
+    private func violation(_ message: String) throws(SystemError) {
         try record(.violation("child \(settings.child): " + message))
     }
 

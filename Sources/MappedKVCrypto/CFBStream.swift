@@ -56,14 +56,22 @@ public final class CFBStream {
     }
 
     /// Encrypts `bytes` in place, continuing the stream.
-    public func encrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(bytes, encrypting: true) }
+    public func encrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: true) }
+
+    /// Encrypts `source` into `destination` (at least as long), continuing the stream; the
+    /// destination never holds the plaintext, even for a moment.
+    public func encrypt(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
+        precondition(destination.count >= source.count, "encryption destination too small")
+        process(source, into: destination, encrypting: true)
+    }
 
     /// Decrypts `bytes` in place, continuing the stream.
-    public func decrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(bytes, encrypting: false) }
+    public func decrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: false) }
 
-    private func process(_ bytes: UnsafeMutableRawBufferPointer, encrypting: Bool) {
-        guard let data = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return }
-        let count = bytes.count
+    private func process(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, encrypting: Bool) {
+        guard let input = source.baseAddress?.assumingMemoryBound(to: UInt8.self),
+              let data = destination.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { return }
+        let count = source.count
         register.withUnsafeMutableBufferPointer { state in
             let reg = state.baseAddress!
             var index = 0
@@ -73,19 +81,19 @@ public final class CFBStream {
                     cipher.encryptBlocks(reg, reg, count: 16)
                     if count - index >= 16 {
                         for j in 0..<16 {
-                            let input = data[index + j]
-                            let output = input ^ reg[j]
+                            let inputByte = input[index + j]
+                            let output = inputByte ^ reg[j]
                             data[index + j] = output
-                            reg[j] = encrypting ? output : input
+                            reg[j] = encrypting ? output : inputByte
                         }
                         index += 16
                         continue  // num stays 0: the register now holds this block's ciphertext
                     }
                 }
-                let input = data[index]
-                let output = input ^ reg[num]
+                let inputByte = input[index]
+                let output = inputByte ^ reg[num]
                 data[index] = output
-                reg[num] = encrypting ? output : input
+                reg[num] = encrypting ? output : inputByte
                 num = (num + 1) & 15
                 index += 1
             }

@@ -19,6 +19,8 @@ public struct FileDescriptor: Sendable {
         case writeTruncate
         /// Read and append (`O_APPEND`: every `write` goes to the end); created with mode 0600 if missing.
         case appendCreate
+        /// Write only to a new file, created with mode 0600; fails with `EEXIST` if the path exists.
+        case createNew
     }
 
     /// Opens `path` with close-on-exec.
@@ -28,6 +30,7 @@ public struct FileDescriptor: Sendable {
         case .readWriteCreate: O_RDWR | O_CREAT | O_CLOEXEC
         case .writeTruncate: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
         case .appendCreate: O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC
+        case .createNew: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         }
         let fd = try syscall("open", path: path) { Glibc.open(path, flags, mode_t(0o600)) }
         return FileDescriptor(rawValue: fd, path: path)

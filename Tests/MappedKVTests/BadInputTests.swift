@@ -37,13 +37,24 @@ import MappedKVFormat
     }
 
     /// Opens `id` expecting failure, and checks both files are byte-identical afterwards.
-    func expectFailedOpenLeavesFilesAlone(_ dir: TemporaryDirectory, id: String = "s",
+    /// Opens read-write and read-only with a handler that answers `.fail`; both must throw, the
+    /// handler must have been told both times (unless `handlerIsTold` is false: a missing meta
+    /// file is refused before any load), and neither file may change.
+    func expectFailedOpenLeavesFilesAlone(_ dir: TemporaryDirectory, id: String = "s", handlerIsTold: Bool = true,
                                           sourceLocation: SourceLocation = #_sourceLocation) {
         let data = fileBytes(dir.file(id)), meta = fileBytes(dir.file(id + ".crc"))
-        #expect(throws: MappedKVError.self, sourceLocation: sourceLocation) { _ = try MappedKV(id: id, directory: dir.path) }
+        // The handler is told and answers .fail: the open throws and nothing changes.
+        let events = EventLog()
+        let failing = Configuration(recoveryHandler: { events.append($0); return .fail })
+        var readOnlyFailing = failing
+        readOnlyFailing.isReadOnly = true
         #expect(throws: MappedKVError.self, sourceLocation: sourceLocation) {
-            _ = try MappedKV(id: id, directory: dir.path, configuration: Configuration(isReadOnly: true))
+            _ = try MappedKV(id: id, directory: dir.path, configuration: failing)
         }
+        #expect(throws: MappedKVError.self, sourceLocation: sourceLocation) {
+            _ = try MappedKV(id: id, directory: dir.path, configuration: readOnlyFailing)
+        }
+        #expect(events.all.count == (handlerIsTold ? 2 : 0), "the handler was not told of the damage", sourceLocation: sourceLocation)
         #expect(fileBytes(dir.file(id)) == data, "data file changed", sourceLocation: sourceLocation)
         #expect(fileBytes(dir.file(id + ".crc")) == meta, "meta file changed", sourceLocation: sourceLocation)
     }
@@ -61,7 +72,9 @@ import MappedKVFormat
         data[4 + 20] ^= 0x01
         try writeFile(dir.file("s"), data)
         expectFailedOpenLeavesFilesAlone(dir)
-        let error = #expect(throws: MappedKVError.self) { _ = try MappedKV(id: "s", directory: dir.path) }
+        let error = #expect(throws: MappedKVError.self) {
+            _ = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { _ in .fail }))
+        }
         guard case .corrupted(_, .crcMismatch)? = error else {
             Issue.record("expected a CRC mismatch, got \(String(describing: error))")
             return
@@ -108,7 +121,7 @@ import MappedKVFormat
         let dir = TemporaryDirectory("nometa")
         try makeStore(dir)
         try FileManager.default.removeItem(atPath: dir.file("s.crc"))
-        expectFailedOpenLeavesFilesAlone(dir)
+        expectFailedOpenLeavesFilesAlone(dir, handlerIsTold: false)
         #expect(!FileManager.default.fileExists(atPath: dir.file("s.crc")))
     }
 

@@ -135,7 +135,7 @@ import MappedKVFormat
         #expect(try snapshot(dir).metaInfo == complete)
     }
 
-    @Test("a CRC that matches no record boundary is still reported as damage, changing nothing")
+    @Test("a CRC that matches no record boundary is reported to the handler; .fail changes nothing")
     func unrelatedCRCMismatchIsNotRepaired() throws {
         let dir = TemporaryDirectory("crc")
         let store = try open(dir, nil)
@@ -144,7 +144,11 @@ import MappedKVFormat
         var damaged = try snapshot(dir)
         damaged.data[10] ^= 0x40
         try restore(damaged, dir)
-        #expect(throws: MappedKVError.self) { _ = try open(dir, nil) }
+        let events = EventLog()
+        #expect(throws: MappedKVError.self) {
+            _ = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { events.append($0); return .fail }))
+        }
+        #expect(events.all.map(\.kind) == [.crcMismatch])
         #expect(try snapshot(dir).data == damaged.data && snapshot(dir).meta == damaged.meta)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import MappedKV
 import MappedKVFormat
+import Synchronization
 
 /// A fresh directory for one test, removed when the value is released.
 final class TemporaryDirectory {
@@ -102,4 +103,11 @@ func differences(_ actual: [String: [UInt8]], _ expected: [String: [UInt8]]) -> 
         lines.append("\(key.prefix(20)): actual \(describe(actual[key])), expected \(describe(expected[key]))")
     }
     return lines.prefix(10).joined(separator: "; ")
+}
+
+/// Collects the damage events a recovery handler is given (handlers may run on any thread).
+final class EventLog: Sendable {
+    private let events = Mutex<[DamageEvent]>([])
+    func append(_ event: DamageEvent) { events.withLock { $0.append(event) } }
+    var all: [DamageEvent] { events.withLock { $0 } }
 }

@@ -31,16 +31,20 @@ public struct Configuration: Sendable {
     public var cryptKey: CryptKey?
     /// The clock that decides which keys have expired.
     public var clock: ExpiryClock
+    /// Decides what happens when a load finds damage; nil uses ``RecoveryDecision/default(for:)``
+    /// (recover from CRC and length damage after copying the files aside; fail otherwise).
+    public var recoveryHandler: RecoveryHandler?
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file.
     public init(
         isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
-        cryptKey: CryptKey? = nil, clock: ExpiryClock = .system
+        cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil
     ) {
         self.isReadOnly = isReadOnly
         self.isMultiProcess = isMultiProcess
         self.expectedCapacity = expectedCapacity
         self.cryptKey = cryptKey
         self.clock = clock
+        self.recoveryHandler = recoveryHandler
     }
 }

@@ -164,6 +164,12 @@ public final class MappedKV: KeyValueAccess, Sendable {
         }
     }
 
+    /// What the last load of this store's files that found damage did about it (at open, or
+    /// reloading after another process's change), or nil if no load found damage.
+    public var recoveryReport: RecoveryReport? {
+        (try? withCore { (core) throws(MappedKVError) -> RecoveryReport? in core.recoveryReport }) ?? nil
+    }
+
     /// A snapshot of the store's file-level state.
     public func info() throws(MappedKVError) -> StoreInfo {
         try withCore { (core) throws(MappedKVError) -> StoreInfo in try core.info() }

@@ -1,19 +1,7 @@
 import MappedKVFormat
 
-/// A data region whose size and CRC agree with the meta file.
-struct ValidatedRegion {
-    /// The meta as read, with MMKV's version rules applied.
-    var meta: MetaInfo
-    /// The used size of the data region.
-    var actualSize: Int
-    /// The data file's 4-byte header (the pre-2.4 "old-style actual size").
-    var header: UInt32
-}
-
-/// Checks a store's data file against its meta, in MMKV's order (MMKV-FORMAT.md section 7):
-/// the size must lie inside the file, then the region's CRC must equal the meta CRC.
-///
-/// Pure: it reads the bytes it is given and nothing else.
+/// The checks on a store's data file that need no decoding: its header, the used size MMKV
+/// takes, a blank meta over data, and a plausible holder. Pure.
 enum RegionValidator {
     /// The data file's header, or 0 when the file is shorter than 4 bytes.
     static func header(of dataFile: UnsafeRawBufferPointer) -> UInt32 {
@@ -48,26 +36,5 @@ enum RegionValidator {
             return .malformedVarint(offset: 0)
         }
         return nil
-    }
-
-    /// Validates `dataFile` (the whole file, header included) against `storedMeta`.
-    static func validate(dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo) -> Result<ValidatedRegion, CorruptionReason> {
-        let meta = storedMeta.normalized
-        if isBlankMetaOverData(meta: meta, dataFile: dataFile) { return .failure(.metaFileMissing) }
-        let header = header(of: dataFile)
-        let size = actualSize(meta: meta, header: header)
-        let fileSize = dataFile.count
-        // A brand-new, still empty data file holds nothing and claims nothing.
-        if fileSize == 0 && size == 0 {
-            return .success(ValidatedRegion(meta: meta, actualSize: 0, header: 0))
-        }
-        guard size < fileSize && size + 4 <= fileSize else {
-            return .failure(.lengthOutOfRange(actualSize: size, fileSize: fileSize))
-        }
-        let computed = CRC32.update(0, UnsafeRawBufferPointer(rebasing: dataFile[4..<(4 + size)]))
-        guard computed == meta.crcDigest else {
-            return .failure(.crcMismatch(stored: meta.crcDigest, computed: computed))
-        }
-        return .success(ValidatedRegion(meta: meta, actualSize: size, header: header))
     }
 }

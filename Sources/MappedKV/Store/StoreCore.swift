@@ -50,6 +50,8 @@ final class StoreCore {
     private var observed: MetaStamp
     /// Changes by other processes noticed and not yet reported.
     private var pendingChanges: [ExternalChange] = []
+    /// What the last load that found damage did about it.
+    private(set) var recoveryReport: RecoveryReport?
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.
@@ -65,7 +67,8 @@ final class StoreCore {
         // Returns holding the flock: exclusive for read-write (creation and sizing happen under it), else shared.
         let files = try StoreFiles.open(location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess)
         let access: LoadAccess = configuration.isReadOnly ? .readOnly : .exclusive
-        guard case .loaded(var state) = try StoreCore.load(files, key: configuration.cryptKey, access: access, logger: logger) else {
+        let policy = DamagePolicy.consult(configuration.recoveryHandler)
+        guard case .loaded(var state) = try StoreCore.load(files, key: configuration.cryptKey, access: access, policy: policy, logger: logger) else {
             throw .corrupted(location.id, .interruptedWriteBack)
         }
         if !configuration.isReadOnly {
@@ -76,7 +79,6 @@ final class StoreCore {
             }
             state.stamp = files.metaStamp()
         }
-        do { try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive) } catch { throw .system(error) }
         self.files = files
         self.cryptKey = configuration.cryptKey
         self.cipher = state.cipher
@@ -87,6 +89,9 @@ final class StoreCore {
         self.recordCount = state.recordCount
         self.expiryEnabled = state.expiryEnabled
         self.observed = state.stamp
+        self.recoveryReport = state.recovery
+        if state.needsRewrite { try writeRecovery(files) }
+        do { try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive) } catch { throw .system(error) }
         logger.debug("opened store", metadata: [
             "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(mirror.count)",
             "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)", "multiProcess": "\(isMultiProcess)",
@@ -103,6 +108,23 @@ final class StoreCore {
         var cipher: CFBStream?
         var expiryEnabled: Bool
         var stamp: MetaStamp
+        /// What was done about damage, if any was found.
+        var recovery: RecoveryReport?
+        /// The state is a recovery that the files do not hold yet: a full write-back must follow.
+        var needsRewrite: Bool
+
+        init(_ region: SoundRegion, stamp: MetaStamp, recovery: RecoveryReport? = nil, needsRewrite: Bool = false) {
+            meta = region.meta
+            header = region.header
+            mirror = region.plain
+            index = region.index
+            recordCount = region.recordCount
+            cipher = region.cipher
+            expiryEnabled = region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry)
+            self.stamp = stamp
+            self.recovery = recovery
+            self.needsRewrite = needsRewrite
+        }
     }
 
     /// What a load may do about an interrupted write.
@@ -115,21 +137,33 @@ final class StoreCore {
         case exclusive
     }
 
+    /// Who decides about damage found by a load.
+    enum DamagePolicy {
+        /// The configured handler, or ``RecoveryDecision/default(for:)`` without one.
+        case consult(RecoveryHandler?)
+        /// Nobody: damage throws (for reloading with a candidate key, which must change nothing).
+        case fail
+    }
+
     /// The result of a load.
     enum LoadOutcome {
         /// The files were read.
         case loaded(LoadedState)
-        /// An interrupted write must be repaired, which needs the exclusive lock.
+        /// An interrupted write must be repaired, or damage handled, which needs the exclusive lock.
         case needsExclusiveLock
     }
 
     /// Reads the files into a fresh state, remapping them at their current sizes first.
     ///
-    /// Two interrupted writes are recognized and repaired (with ``LoadAccess/exclusive``): a
-    /// write-back that left its journal (finished from the journal) and an append whose process
-    /// died between storing the CRC and the size (the size is advanced to the record boundary
-    /// whose running CRC equals the stored one). Any other damage throws, changing nothing.
-    static func load(_ files: StoreFiles, key: CryptKey?, access: LoadAccess, logger: Logger) throws(MappedKVError) -> LoadOutcome {
+    /// Interrupted writes are repaired without loss (with ``LoadAccess/exclusive``; in memory
+    /// only when read-only): a write-back that left its journal is finished from it, and a meta
+    /// whose CRC covers more than its size is completed (see ``LoadAssessment``). Damage goes to
+    /// `policy`: `.fail` throws and changes nothing; `.recover` and `.discard` copy both files
+    /// aside (when writable) and return a state that the caller must write back
+    /// (``LoadedState/needsRewrite``).
+    static func load(
+        _ files: StoreFiles, key: CryptKey?, access: LoadAccess, policy: DamagePolicy, logger: Logger
+    ) throws(MappedKVError) -> LoadOutcome {
         let id = files.location.id
         try files.refreshMappings()
         if case .some(let journal) = try files.readJournal() {
@@ -142,55 +176,52 @@ final class StoreCore {
                 case .shared: return .needsExclusiveLock
                 case .exclusive:
                     logger.warning("finishing an interrupted write-back", metadata: ["id": "\(id)", "sequence": "\(journal.meta.sequence)"])
+                    try files.ensureMetaSize(pageSize: PageSize.current)
                     try files.applyWriteBack(journal, staleEnd: files.dataFileSize - 4, sync: true)
                     try files.removeJournal()
                 }
             }
         }
-        let storedMeta = try files.readMeta()
-        let region: ValidatedRegion
-        switch RegionValidator.validate(dataFile: files.dataFileBytes, storedMeta: storedMeta) {
-        case .success(let valid): region = valid
-        case .failure(let reason):
-            guard case .crcMismatch = reason,
-                  let end = interruptedAppendEnd(files.dataFileBytes, meta: storedMeta.normalized, key: key) else {
-                logger.error("cannot open store", metadata: ["id": "\(id)", "reason": "\(reason)"])
-                throw .corrupted(id, reason)
+        switch LoadAssessment.assess(dataFile: files.dataFileBytes, metaFile: files.metaFileBytes, key: key) {
+        case .sound(let region):
+            if let repair = region.repair {
+                switch access {
+                case .shared: return .needsExclusiveLock
+                case .exclusive:
+                    logger.warning("repairing the meta size", metadata: [
+                        "id": "\(id)", "repair": "\(repair)", "actualSize": "\(region.meta.actualSize)"])
+                    try files.ensureMetaSize(pageSize: PageSize.current)
+                    files.writeMeta(region.meta, .crcAndSizeOnly)
+                case .readOnly: break
+                }
             }
-            var repaired = storedMeta.normalized
-            repaired.actualSize = UInt32(end)
-            switch access {
-            case .shared: return .needsExclusiveLock
-            case .exclusive:
-                logger.warning("completing an interrupted append", metadata: ["id": "\(id)", "actualSize": "\(end)"])
-                files.writeMeta(repaired, .crcAndSizeOnly)
-            case .readOnly: break
+            return .loaded(LoadedState(region, stamp: files.metaStamp()))
+        case .damaged(let finding):
+            if access == .shared { return .needsExclusiveLock }
+            let event = finding.event(storeID: id, isReadOnly: access == .readOnly)
+            logger.error("store damaged", metadata: ["id": "\(id)", "damage": "\(event)"])
+            let decision: RecoveryDecision
+            switch policy {
+            case .fail: decision = .fail
+            case .consult(let handler): decision = handler?(event) ?? .default(for: event)
             }
-            region = ValidatedRegion(meta: repaired, actualSize: end, header: RegionValidator.header(of: files.dataFileBytes))
+            guard decision != .fail else { throw .corrupted(id, finding.reason) }
+            var quarantined: [String] = []
+            if access == .exclusive {
+                quarantined = try Quarantine.copy(files)
+                logger.error("copied the damaged files aside", metadata: ["id": "\(id)", "copies": "\(quarantined)"])
+            }
+            let region = decision == .recover ? finding.kept : LoadAssessment.blank(finding.kept)
+            logger.error("recovering damaged store", metadata: [
+                "id": "\(id)", "decision": "\(decision)", "keys": "\(region.index.count)", "inMemoryOnly": "\(access == .readOnly)"])
+            let report = RecoveryReport(event: event, decision: decision, quarantinedFiles: quarantined)
+            return .loaded(LoadedState(region, stamp: files.metaStamp(), recovery: report, needsRewrite: access == .exclusive))
         }
-        var mirror: [UInt8] = region.actualSize == 0
-            ? [] : [UInt8](UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + region.actualSize)]))
-        var cipher: CFBStream?
-        if let key {
-            let stream = CFBStream(key: key, iv: iv(for: region.meta, key: key))
-            mirror.withUnsafeMutableBytes { stream.decrypt($0) }
-            cipher = stream
-        }
-        var index: [IndexKey: ValueSlot] = [:]
-        var (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: mirror, start: 0)
-        if summary.error == nil, cipher != nil {
-            // A wrong key usually breaks the framing; when it does not, the holder or the keys are noise.
-            summary.error = mirror.withUnsafeBytes(RegionValidator.implausibleHolder) ?? (hasNonUTF8Key ? .invalidUTF8 : nil)
-        }
-        if let error = summary.error {
-            logger.error("cannot decode store", metadata: ["id": "\(id)", "reason": "\(error)"])
-            throw .corrupted(id, .undecodable(error))
-        }
-        return .loaded(LoadedState(
-            meta: region.meta, header: region.header, mirror: mirror, index: index,
-            recordCount: summary.recordCount, cipher: cipher,
-            expiryEnabled: region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry),
-            stamp: files.metaStamp()))
+    }
+
+    /// A cipher stream at the start of a region encrypted under `meta`.
+    static func stream(for meta: MetaInfo, key: CryptKey) -> CFBStream {
+        CFBStream(key: key, iv: iv(for: meta, key: key))
     }
 
     /// The IV of a region: the meta's from version 2, else the key's first 16 bytes.
@@ -217,29 +248,6 @@ final class StoreCore {
             return .ignore
         }
         return .redo(journal)
-    }
-
-    /// The end of an append whose process died after storing the CRC but before the size: the
-    /// first record boundary past the stored size where the running CRC equals the stored CRC.
-    static func interruptedAppendEnd(_ dataFile: UnsafeRawBufferPointer, meta: MetaInfo, key: CryptKey?) -> Int? {
-        guard meta.holdsActualSize, dataFile.count > 4 else { return nil }
-        let start = Int(meta.actualSize)
-        let stored = UnsafeRawBufferPointer(rebasing: dataFile[4...])
-        guard start > 0, start < stored.count else { return nil }
-        var plain = [UInt8](stored)
-        if let key { plain.withUnsafeMutableBytes { CFBStream(key: key, iv: iv(for: meta, key: key)).decrypt($0) } }
-        var running = CRC32.update(0, UnsafeRawBufferPointer(rebasing: stored[0..<start]))
-        var position = start
-        var found: Int?
-        _ = plain.withUnsafeBytes { bytes in
-            RecordDecoder.decode(bytes, from: start, skipsHolder: false) { record in
-                guard found == nil, record.end <= stored.count else { return }
-                running = CRC32.update(running, UnsafeRawBufferPointer(rebasing: stored[position..<record.end]))
-                position = record.end
-                if running == meta.crcDigest { found = record.end }
-            }
-        }
-        return found
     }
 
     /// Decodes records of `mirror` from `start` into `index`; the last record of a key wins.
@@ -378,7 +386,7 @@ final class StoreCore {
         if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let records = loadTail(files, stamp) {
             change = .appended(records: records)
         } else {
-            try reload(files, key: cryptKey)
+            try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))
             change = .reloaded
         }
         logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
@@ -410,21 +418,41 @@ final class StoreCore {
     }
 
     /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an
-    /// interrupted write must be repaired first.
-    private func reload(_ files: StoreFiles, key: CryptKey?) throws(MappedKVError) {
+    /// interrupted write must be repaired or damage handled first.
+    private func reload(_ files: StoreFiles, key: CryptKey?, policy: DamagePolicy) throws(MappedKVError) {
         let access: LoadAccess = configuration.isReadOnly
             ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)
-        switch try StoreCore.load(files, key: key, access: access, logger: logger) {
+        switch try StoreCore.load(files, key: key, access: access, policy: policy, logger: logger) {
         case .loaded(let state):
             adopt(state)
+            if state.needsRewrite { try writeRecovery(files) }
         case .needsExclusiveLock:
             _ = try takeLock(files, .exclusive)
             defer { releaseLock(.exclusive) }
-            guard case .loaded(let state) = try StoreCore.load(files, key: key, access: .exclusive, logger: logger) else {
+            guard case .loaded(let state) = try StoreCore.load(files, key: key, access: .exclusive, policy: policy, logger: logger) else {
                 throw .corrupted(location.id, .interruptedWriteBack)
             }
             adopt(state)
+            if state.needsRewrite { try writeRecovery(files) }
         }
+    }
+
+    /// Writes a recovered state back as a fresh region (the damaged files were copied aside):
+    /// every stale byte past it is zeroed and the sequence increments, so the files are sound again.
+    private func writeRecovery(_ files: StoreFiles) throws(MappedKVError) {
+        if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize), meta.version >= .sequence {
+            meta.sequence &+= 1
+            files.writeSequence(meta.sequence)
+        }
+        let currentSize = files.dataFileSize
+        let liveCount = index.count
+        let page = pageSize
+        try rewrite(files, needSync: true, staleEnd: max(0, currentSize - 4)) { length in
+            FileSizePolicy.sizeForWriteBack(
+                fileSize: currentSize, liveLength: length, incomingLength: 0,
+                liveCount: liveCount, needSync: true, pageSize: page)
+        }
+        logger.error("recovered store written back", metadata: ["id": "\(location.id)", "keys": "\(index.count)", "sequence": "\(meta.sequence)"])
     }
 
     private func adopt(_ state: LoadedState) {
@@ -436,6 +464,7 @@ final class StoreCore {
         cipher = state.cipher
         expiryEnabled = state.expiryEnabled
         observed = state.stamp
+        if let report = state.recovery { recoveryReport = report }
     }
 
     /// Reloads the store with `key` without rewriting anything (MMKV's `checkReSetCryptKey`).
@@ -444,7 +473,7 @@ final class StoreCore {
         let files = try openFiles()
         if isMultiProcess { _ = try takeLock(files, .shared) }
         defer { if isMultiProcess { releaseLock(.shared) } }
-        try reload(files, key: key)
+        try reload(files, key: key, policy: .fail)
         cryptKey = key
     }
 
@@ -775,7 +804,7 @@ final class StoreCore {
     /// whole meta with the sequence incremented and, if given, new flags (version exactly 4).
     private func rewrite(
         _ files: StoreFiles, needSync: Bool, transform: ValueTransform? = nil, flags: MetaFlags? = nil,
-        chooseFileSize: (Int) -> Int?
+        staleEnd: Int? = nil, chooseFileSize: (Int) -> Int?
     ) throws(MappedKVError) {
         var fresh: [UInt8] = []
         fresh.reserveCapacity(mirror.count + (transform == nil ? 0 : index.count * ExpirySuffix.length))
@@ -831,7 +860,7 @@ final class StoreCore {
         // Old records past the new end would stay readable (in plain text, after encrypting a
         // plain store); MMKV leaves them, the commit erases them.
         try commit(files, WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(newFileSize), meta: newMeta, region: stored),
-                   staleEnd: mirror.count, sync: needSync)
+                   staleEnd: staleEnd ?? mirror.count, sync: needSync)
         meta = newMeta
         mirror = fresh
         if let newCipher { cipher = newCipher.stream }

@@ -20,6 +20,8 @@ final class StoreFiles {
     let lock: FileLock
     /// The data file's device and inode, which identify the store within a process.
     let identity: FileIdentity
+    /// Where the crash-simulation tests collect this store's writes; nil outside them.
+    let recorder: WriteRecorder?
 
     private init(location: StoreLocation, isReadOnly: Bool, dataFile: FileDescriptor, metaFile: FileDescriptor,
                  data: MappedRegion, meta: MappedRegion, lock: FileLock, identity: FileIdentity) {
@@ -31,6 +33,7 @@ final class StoreFiles {
         self.meta = meta
         self.lock = lock
         self.identity = identity
+        self.recorder = WriteRecorder.recorder(for: location.dataPath)
     }
 
     deinit { close() }
@@ -182,15 +185,8 @@ final class StoreFiles {
         } catch { throw .system(error) }
     }
 
-    /// The meta struct as stored; an empty meta file reads as the all-zero meta.
-    func readMeta() throws(MappedKVError) -> MetaInfo {
-        if meta.length == 0 { return MetaInfo() }
-        do {
-            return try MetaInfo(parsing: UnsafeRawBufferPointer(meta.bytes))
-        } catch {
-            throw .corrupted(location.id, .metaUnreadable(error.description))
-        }
-    }
+    /// The whole mapped meta file.
+    var metaFileBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(meta.bytes) }
 
     // MARK: Writing
 
@@ -201,19 +197,24 @@ final class StoreFiles {
     ///   it, so the caller must increment the sequence).
     @discardableResult
     func ensureSizes(minimumDataSize: Int, pageSize: Int) throws(MappedKVError) -> Bool {
-        precondition(!isReadOnly)
-        if meta.length < pageSize || meta.length % pageSize != 0 {
-            let target = PageSize.roundUp(max(meta.length, pageSize), pageSize: pageSize)
-            do {
-                try metaFile.allocate(upTo: target)
-                try meta.remap(file: metaFile, length: target)
-            } catch { throw .system(error) }
-        }
+        try ensureMetaSize(pageSize: pageSize)
         let dataTarget = max(minimumDataSize, PageSize.roundUp(data.length, pageSize: pageSize))
         guard data.length < dataTarget || data.length % pageSize != 0 else { return false }
         let hadSize = data.length > 0
         try resizeData(to: PageSize.roundUp(dataTarget, pageSize: pageSize))
         return hadSize
+    }
+
+    /// Grows the meta file to a whole number of pages, at least one; nothing existing is overwritten.
+    func ensureMetaSize(pageSize: Int) throws(MappedKVError) {
+        precondition(!isReadOnly)
+        guard meta.length < pageSize || meta.length % pageSize != 0 else { return }
+        let target = PageSize.roundUp(max(meta.length, pageSize), pageSize: pageSize)
+        do {
+            try metaFile.allocate(upTo: target)
+            try meta.remap(file: metaFile, length: target)
+        } catch { throw .system(error) }
+        recorder?.record(.metaSize(target))
     }
 
     /// Sets the data file's size and remaps it. Growth reserves disk blocks; bytes past the old end read as zeros.
@@ -227,6 +228,7 @@ final class StoreFiles {
             }
             try data.remap(file: dataFile, length: size)
         } catch { throw .system(error) }
+        recorder?.record(.dataSize(size))
     }
 
     /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), encrypting them in
@@ -236,8 +238,12 @@ final class StoreFiles {
         precondition(!isReadOnly && 4 + offset + bytes.count <= data.length, "write past the mapped data file")
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         let destination = UnsafeMutableRawBufferPointer(start: data.bytes.baseAddress! + 4 + offset, count: bytes.count)
-        destination.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
-        cipher?.encrypt(destination)
+        if let cipher {
+            cipher.encrypt(bytes, into: destination)  // the file never holds the plain text
+        } else {
+            destination.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
+        }
+        recorder?.record(.data(offset: 4 + offset, bytes: Array(UnsafeRawBufferPointer(destination))))
         return UnsafeRawBufferPointer(destination)
     }
 
@@ -248,6 +254,7 @@ final class StoreFiles {
         let start = 4 + range.lowerBound
         guard start < end else { return }
         (data.bytes.baseAddress! + start).initializeMemory(as: UInt8.self, repeating: 0, count: end - start)
+        recorder?.record(.data(offset: start, bytes: [UInt8](repeating: 0, count: end - start)))
     }
 
     /// Stores `info` in the meta file: all 112 bytes, or only the CRC and size fields.
@@ -266,12 +273,16 @@ final class StoreFiles {
                 (meta.bytes.baseAddress! + sequence + 4).copyMemory(
                     from: source.baseAddress! + sequence + 4, byteCount: MetaInfo.size - sequence - 4)
             }
+            recorder?.record(.meta(offset: 0, bytes: Array(bytes[0..<MetaInfo.Offset.sequence])))
+            recorder?.record(.meta(offset: MetaInfo.Offset.sequence + 4, bytes: Array(bytes[(MetaInfo.Offset.sequence + 4)...])))
             writeSequence(info.sequence)
         case .crcAndSizeOnly:
             atomicMemoryFence(ordering: .releasing)
             meta.bytes.storeBytes(of: info.crcDigest.littleEndian, toByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self)
+            recorder?.record(.meta(offset: MetaInfo.Offset.crcDigest, bytes: littleEndianBytes(info.crcDigest)))
             atomicMemoryFence(ordering: .releasing)
             meta.bytes.storeBytes(of: info.actualSize.littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
+            recorder?.record(.meta(offset: MetaInfo.Offset.actualSize, bytes: littleEndianBytes(info.actualSize)))
         }
     }
 
@@ -281,6 +292,12 @@ final class StoreFiles {
         atomicMemoryFence(ordering: .releasing)
         meta.bytes.storeBytes(of: sequence.littleEndian, toByteOffset: MetaInfo.Offset.sequence, as: UInt32.self)
         atomicMemoryFence(ordering: .releasing)
+        recorder?.record(.meta(offset: MetaInfo.Offset.sequence, bytes: littleEndianBytes(sequence)))
+    }
+
+    private func littleEndianBytes(_ value: UInt32) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
+         UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24)]
     }
 
     // MARK: Write-back journal
@@ -305,8 +322,13 @@ final class StoreFiles {
         do {
             let file = try FileDescriptor.open(location.journalPath, access: .writeTruncate)
             defer { file.close() }
-            try journal.serialized.withRawBytes { (bytes) throws(SystemError) in try file.write(bytes, at: 0) }
-            if sync { try file.synchronize() }
+            let bytes = journal.serialized
+            try bytes.withRawBytes { (raw) throws(SystemError) in try file.write(raw, at: 0) }
+            recorder?.record(.journal(bytes))
+            if sync {
+                try file.synchronize()
+                recorder?.record(.sync(.journal))
+            }
         } catch {
             try? FileDescriptor.remove(location.journalPath)
             throw .system(error)
@@ -316,6 +338,7 @@ final class StoreFiles {
     /// Deletes the journal file.
     func removeJournal() throws(MappedKVError) {
         do { try FileDescriptor.remove(location.journalPath) } catch { throw .system(error) }
+        recorder?.record(.journalRemoved)
     }
 
     /// Carries out the in-place part of a write-back recorded in `journal` (the marker sequence
@@ -337,10 +360,12 @@ final class StoreFiles {
     /// Flushes the data file's mapping to disk.
     func synchronizeData() throws(MappedKVError) {
         do { try data.synchronize() } catch { throw .system(error) }
+        recorder?.record(.sync(.data))
     }
 
     /// Flushes the meta file's mapping to disk.
     func synchronizeMeta() throws(MappedKVError) {
         do { try meta.synchronize() } catch { throw .system(error) }
+        recorder?.record(.sync(.meta))
     }
 }

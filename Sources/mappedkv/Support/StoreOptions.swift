@@ -45,8 +45,9 @@ struct StoreOptions: ParsableArguments {
         try KeySource(literal: cryptKey, file: cryptKeyFile, environment: cryptKeyEnv, aes256: aes256, option: "--crypt-key").resolve()
     }
 
-    /// Opens the store, read-only or read-write.
-    func open(readOnly: Bool) throws -> MappedKV {
+    /// Opens the store, read-only or read-write. Damage fails the open unless `recoveryHandler`
+    /// decides otherwise: only `mappedkv repair` changes a damaged store.
+    func open(readOnly: Bool, recoveryHandler: @escaping RecoveryHandler = { _ in .fail }) throws -> MappedKV {
         var logger: Logger? = nil
         if verbose {
             var stderrLogger = Logger(label: "mappedkv") { StreamLogHandler.standardError(label: $0) }
@@ -55,7 +56,8 @@ struct StoreOptions: ParsableArguments {
         }
         return try MappedKV(
             id: id, directory: root,
-            configuration: Configuration(isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey()),
+            configuration: Configuration(
+                isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(), recoveryHandler: recoveryHandler),
             logger: logger)
     }
 }
@@ -70,7 +72,11 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as MappedKVError {
-        printError(error.description)
+        if case .corrupted(_, let reason) = error, reason != .interruptedWriteBack {
+            printError(error.description + " (`mappedkv verify` shows the damage; `mappedkv repair` recovers what can be verified)")
+        } else {
+            printError(error.description)
+        }
         throw ExitCode.failure
     }
 }

@@ -234,20 +234,32 @@ final class StoreCore {
         /// It never took effect (torn, or the marker is absent) or was completed and appended
         /// to since: delete it.
         case ignore
-        /// The marker sequence is in the meta and the CRC and size are the old or the new ones:
-        /// the in-place rewrite may be incomplete, so finish it (doing it again is harmless).
+        /// The write-back may be incomplete: finish it (doing it again is harmless).
         case redo(WriteBackJournal)
     }
 
+    /// Decides from the meta whether a journal's write-back may be incomplete. It may be when the
+    /// meta carries the marker sequence and either its CRC and size are the old or the new ones,
+    /// or any other byte of the struct differs from the new meta (the whole-struct store was cut
+    /// short). A finished write-back followed by appends differs from the new meta only in its
+    /// CRC and size, which appends change and nothing else does.
     static func journalAction(_ journal: WriteBackJournal?, files: StoreFiles) -> JournalAction {
         guard let journal else { return .ignore }
         let stamp = files.metaStamp()
-        guard stamp.sequence == journal.markerSequence,
-              stamp.crcDigest == journal.base.crcDigest || stamp.crcDigest == journal.meta.crcDigest,
-              stamp.actualSize == journal.base.actualSize || stamp.actualSize == journal.meta.actualSize else {
-            return .ignore
+        guard stamp.sequence == journal.markerSequence else { return .ignore }
+        if stamp.crcDigest == journal.base.crcDigest || stamp.crcDigest == journal.meta.crcDigest,
+           stamp.actualSize == journal.base.actualSize || stamp.actualSize == journal.meta.actualSize {
+            return .redo(journal)
         }
-        return .redo(journal)
+        let stored = files.metaFileBytes
+        guard stored.count >= MetaInfo.size else { return .redo(journal) }
+        let final = journal.meta.serialized
+        let appendFields = [MetaInfo.Offset.crcDigest..<(MetaInfo.Offset.crcDigest + 4),
+                            MetaInfo.Offset.actualSize..<(MetaInfo.Offset.actualSize + 4)]
+        for offset in 0..<MetaInfo.size where !appendFields.contains(where: { $0.contains(offset) }) {
+            if stored[offset] != final[offset] { return .redo(journal) }
+        }
+        return .ignore
     }
 
     /// Decodes records of `mirror` from `start` into `index`; the last record of a key wins.

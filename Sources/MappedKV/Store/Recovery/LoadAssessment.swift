@@ -139,7 +139,7 @@ enum LoadAssessment {
         } else {
             (keep, basis) = (0, .nothing)
         }
-        let dropped = scan.records(in: keep..<claimedEnd)
+        let dropped = scan.records(in: keep..<max(keep, claimedEnd))
         var repaired = meta
         repaired.actualSize = UInt32(keep)
         repaired.crcDigest = crc(keep)

@@ -40,7 +40,8 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
     public var keptRecords: Int
     /// Live keys after the kept prefix.
     public var keptKeys: Int
-    /// Bytes the meta says were used past the kept prefix (what is dropped).
+    /// Bytes the meta says were used past the kept prefix (what is dropped); 0 when the meta's
+    /// own CRC ends the data at the kept prefix.
     public var droppedBytes: Int
     /// Records that still decode in the dropped bytes. They cannot be verified, so they are not kept.
     public var droppedRecords: Int
@@ -60,8 +61,8 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
         self.droppedKeys = droppedKeys
     }
 
-    /// Whether recovering this way loses nothing the meta recorded.
-    public var isLossless: Bool { droppedBytes == 0 && droppedRecords == 0 }
+    /// Whether recovering this way loses nothing the meta recorded as committed.
+    public var isLossless: Bool { droppedBytes == 0 }
 
     public var description: String {
         var text = "keep \(keptKeys) keys (\(keptRecords) records, \(keptBytes) bytes; \(basis))"

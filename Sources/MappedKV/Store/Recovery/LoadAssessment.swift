@@ -149,7 +149,9 @@ enum LoadAssessment {
         }
         let proposal = RecoveryProposal(
             basis: basis, keptBytes: keep, keptRecords: kept.recordCount, keptKeys: kept.index.count,
-            droppedBytes: max(0, claimedEnd - keep), droppedRecords: dropped.count, droppedKeys: dropped.keys)
+            // The meta's own CRC ends the data at `keep`: bytes past it were never committed.
+            droppedBytes: basis == .currentCRC ? 0 : max(0, claimedEnd - keep),
+            droppedRecords: dropped.count, droppedKeys: dropped.keys)
         return .damaged(DamageFinding(kind: kind, reason: reason, proposal: proposal, kept: kept))
     }
 

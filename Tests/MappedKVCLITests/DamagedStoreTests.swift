@@ -124,7 +124,7 @@ struct DamagedStoreTests {
         return (root, data, meta)
     }
 
-    @Test("verify exits non-zero with a one-line reason", arguments: cases)
+    @Test("verify reports what it checked, exits non-zero and names the damage in its status line", arguments: cases)
     func verifyReportsDamage(_ golden: GoldenCase, _ damage: Damage) throws {
         try TemporaryDirectory.with { tmp in
             let (root, data, meta) = try damagedCopy(of: golden, damage, in: tmp)
@@ -132,9 +132,14 @@ struct DamagedStoreTests {
             let result = try CLI.run(["verify"] + CLI.store(root, golden.id))
             #expect(result.exitedNormally, "verify crashed: \(result)")
             #expect(result.failedCleanly, "verify accepted a damaged store: \(result)")
-            let output = (result.stdout + result.stderr).trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(!output.isEmpty && !output.contains("\n"), "verify should print exactly one line: \(result)")
-            #expect(output.contains(damage.verifyReason), "verify's reason should mention '\(damage.verifyReason)': \(result)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            let status = lines.first { $0.hasPrefix("status: ") } ?? result.stderr
+            #expect(status.hasPrefix("status: damaged") || !result.stderr.isEmpty, "no damaged status: \(result)")
+            #expect(status.contains(damage.verifyReason), "verify's status should mention '\(damage.verifyReason)': \(result)")
+            if !damage.deletesAFile && damage != .truncatedMeta {
+                #expect(lines.contains { $0.hasPrefix("crc: ") } && lines.contains { $0.hasPrefix("last confirmed: ") },
+                        "verify should show the CRC and last confirmed state: \(result)")
+            }
             #expect(try Snapshot(root: root, dataPath: data, metaPath: meta) == before, "verify changed the files")
         }
     }

@@ -69,12 +69,12 @@ struct InfoVerifyTests {
         }
     }
 
-    @Test("verify exits 0 on a good store and prints one line", arguments: GoldenCase.plain)
+    @Test("verify exits 0 on a good store and ends with a sound status", arguments: GoldenCase.plain)
     func verifyGoodGolden(_ golden: GoldenCase) throws {
         let result = try CLI.succeed(["verify"] + CLI.store(golden.root, golden.id))
         #expect(result.stderr.isEmpty)
         #expect(result.stdout.hasSuffix("\n"))
-        #expect(result.stdout.filter { $0 == "\n" }.count == 1, "verify printed more than one line: \(result)")
+        #expect(result.stdout.hasSuffix("status: sound\n"), "\(result)")
         let count = try #require(golden.info()["count"])
         #expect(result.stdout.contains("\(count) keys"), "\(result)")
     }
@@ -85,7 +85,7 @@ struct InfoVerifyTests {
             let store = CLI.store(tmp.path("root"), "s")
             try CLI.succeed(["apply"] + store, stdin: try GoldenCase.plain[1].script())
             let result = try CLI.succeed(["verify"] + store)
-            #expect(result.stdout.filter { $0 == "\n" }.count == 1, "\(result)")
+            #expect(result.stdout.hasSuffix("status: sound\n"), "\(result)")
             #expect(result.stdout.contains("3 keys"), "\(result)")
         }
     }

@@ -36,6 +36,10 @@ public struct InspectionReport: Sendable, Equatable {
     public var liveBytes: Int
     /// The first problem found, or nil if the store is sound.
     public var problem: String?
+    /// What opening the store would do: load it as it is, repair it losslessly, or report damage.
+    public var verdict: LoadVerdict = .sound
+    /// Whether a write-back journal (`<data file>.writeback`) is present.
+    public var journalPresent = false
 
     /// Whether sizes, CRC and decoding all check out.
     public var isSound: Bool { problem == nil }
@@ -43,6 +47,25 @@ public struct InspectionReport: Sendable, Equatable {
     public var crcIsValid: Bool { computedCRC != nil && computedCRC == storedMeta?.normalized.crcDigest }
     /// Data file bytes per live byte (1 would be a file holding only live records).
     public var spaceAmplification: Double { Double(dataFileSize) / Double(max(liveBytes, 1)) }
+}
+
+/// What opening a store would do with its files, as ``StoreInspector`` predicts it.
+public enum LoadVerdict: Sendable, Equatable, CustomStringConvertible {
+    /// The files load as they are.
+    case sound
+    /// The files load after a repair that loses nothing (an append interrupted between its two
+    /// meta stores, or the size held in the header), written by the next read-write open.
+    case losslessRepair(String)
+    /// The files are damaged: what the recovery handler would be told.
+    case damaged(DamageEvent)
+
+    public var description: String {
+        switch self {
+        case .sound: "sound"
+        case .losslessRepair(let what): "repairable without loss: \(what)"
+        case .damaged(let event): "damaged: \(event.reason)"
+        }
+    }
 }
 
 /// Reads a store's files without opening the store and reports on their state, damage included.
@@ -55,7 +78,9 @@ public enum StoreInspector {
         }
         let data = try readWholeFile(location.dataPath)
         let meta = try readWholeFile(location.metaPath)
-        return inspect(location: location, dataFile: data, metaFile: meta, cryptKey: cryptKey)
+        var report = inspect(location: location, dataFile: data, metaFile: meta, cryptKey: cryptKey)
+        report.journalPresent = Directory.fileExists(location.journalPath)
+        return report
     }
 
     private static func readWholeFile(_ path: String) throws(MappedKVError) -> [UInt8]? {
@@ -116,7 +141,31 @@ public enum StoreInspector {
             }
             plaintext.withUnsafeBytes { region in decodeStatistics(region, checksKeys: cryptKey != nil, into: &report) }
         }
+        if dataFile != nil && metaFile != nil {
+            report.verdict = data.withUnsafeBytes { dataBytes in
+                metaBytes.withUnsafeBytes { metaRaw in
+                    verdict(LoadAssessment.assess(dataFile: dataBytes, metaFile: metaRaw, key: cryptKey), id: location.id)
+                }
+            }
+            switch report.verdict {
+            case .sound: break
+            case .losslessRepair(let what): report.problem = report.problem ?? "repairable without loss: \(what)"
+            case .damaged(let event): report.problem = report.problem ?? "\(event.kind): \(event.reason)"
+            }
+        }
         return report
+    }
+
+    private static func verdict(_ assessment: LoadAssessment, id: String) -> LoadVerdict {
+        switch assessment {
+        case .sound(let region):
+            switch region.repair {
+            case nil: return .sound
+            case .headerSize: return .losslessRepair("the header holds the size the CRC covers (\(region.meta.actualSize) bytes)")
+            case .interruptedAppend: return .losslessRepair("an append was interrupted before its size was stored; the CRC covers \(region.meta.actualSize) bytes")
+            }
+        case .damaged(let finding): return .damaged(finding.event(storeID: id, isReadOnly: false))
+        }
     }
 
     /// Walks the records of a plaintext region once and fills in the decode statistics. With

@@ -1,22 +1,54 @@
 import ArgumentParser
+import Foundation
 import MappedKV
 
-/// `mappedkv verify`: checks sizes, CRC and decoding.
+/// `mappedkv verify`: reports what the store's files hold and whether they load, changing nothing.
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check sizes, CRC and decoding; exit 0 only if all check out.",
-        discussion: "On damage, prints one line with the reason and exits 1. The files are only read.")
+        abstract: "Check sizes, CRC, last confirmed state and records; exit 0 only if the store is sound.",
+        discussion: """
+            Prints what it checked and found, one fact per line, ending with `status: sound`, \
+            `status: repairable without loss: ...` or `status: damaged: ...` followed by what a \
+            recovery would keep and drop. Exits 1 unless sound. The files are only read.
+            """)
 
     @OptionGroup var store: StoreOptions
 
     func run() throws {
         let report = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
-        if let problem = report.problem {
-            print("damaged: \(problem)")
-            throw ExitCode.failure
+        for line in VerificationText.lines(report) { print(line) }
+        if !report.isSound { throw ExitCode.failure }
+    }
+}
+
+/// The lines `verify` and `repair` print about an inspection.
+enum VerificationText {
+    static func lines(_ report: InspectionReport) -> [String] {
+        var lines = ["store: \(report.location.id) (\(report.location.dataPath))",
+                     "files: data \(report.dataFileSize) bytes, meta \(report.metaFileSize) bytes"]
+        if let meta = report.storedMeta {
+            lines.append("meta: version \(meta.version.rawValue), sequence \(meta.sequence), flags \(meta.flags.rawValue)")
+            lines.append("actual size: \(report.actualSize) (\(report.lengthIsValid ? "fits the file" : "does NOT fit the file"))")
+            let computed = report.computedCRC.map(InspectionText.hex32) ?? "-"
+            lines.append("crc: stored \(InspectionText.hex32(meta.normalized.crcDigest)), computed \(computed) (\(report.crcIsValid ? "match" : "MISMATCH"))")
+            lines.append("last confirmed: size \(meta.lastConfirmedActualSize), crc \(InspectionText.hex32(meta.lastConfirmedCRC)) (\(report.lastConfirmedIsValid ? "valid" : "not valid"))")
         }
-        let decode = report.decode
-        print("ok: \(report.liveKeyCount) keys, \(decode?.recordCount ?? 0) records (\(report.deletionRecordCount) deletions, \(report.supersededRecordCount) superseded), actualSize \(report.actualSize), fileSize \(report.dataFileSize), crc \(InspectionText.hex32(report.computedCRC ?? 0))")
+        if let decode = report.decode {
+            let stop = decode.error.map { ", decoding stopped at byte \(decode.validEnd): \($0)" } ?? ""
+            lines.append("records: \(decode.recordCount) decodable (\(report.deletionRecordCount) deletions, \(report.supersededRecordCount) duplicates superseded)\(stop)")
+        }
+        lines.append("live: \(report.liveKeyCount) keys, \(report.liveBytes) bytes; space amplification \(String(format: "%.2f", report.spaceAmplification))x")
+        if report.journalPresent { lines.append("write-back journal: present (a read-write open finishes or drops it)") }
+        lines.append("status: " + status(report))
+        if case .damaged(let event) = report.verdict { lines.append("recovery would: \(event.proposal)") }
+        return lines
+    }
+
+    static func status(_ report: InspectionReport) -> String {
+        switch report.verdict {
+        case .sound: report.problem.map { "damaged: \($0)" } ?? "sound"
+        case .losslessRepair, .damaged: report.verdict.description
+        }
     }
 }

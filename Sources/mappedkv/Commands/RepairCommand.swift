@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import MappedKV
+import Synchronization
+
+/// `mappedkv repair`: recovers a damaged store, keeping a copy of the damaged files.
+struct RepairCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract: "Recover a damaged store to its longest verified state, keeping a copy of the damaged files.",
+        discussion: """
+            Prints what was found, what was kept and dropped, and where the damaged files were \
+            copied (<id>.corrupt-<UTC time> and its .crc, which `verify` and `dump` can read as \
+            store <id>.corrupt-<UTC time>). A store that is sound is left alone. Damage that \
+            points to a wrong key or a lost meta file is refused unless --force is given, since \
+            the data is probably intact.
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(name: .long, help: "Start the store empty instead of keeping the verified records.")
+    var discard = false
+
+    @Flag(name: .long, help: "Recover even when the damage suggests a wrong key or a lost meta file.")
+    var force = false
+
+    func run() throws {
+        let before = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
+        print("before: \(VerificationText.status(before))")
+        if before.isSound && !before.journalPresent {
+            print("nothing to repair")
+            return
+        }
+        let decision: RecoveryDecision = discard ? .discard : .recover
+        let force = self.force
+        let refused = Mutex<DamageEvent?>(nil)
+        let handler: RecoveryHandler = { event in
+            if !force && (event.kind == .wrongKeySuspected || event.kind == .metaMissing) {
+                refused.withLock { $0 = event }
+                return .fail
+            }
+            return decision
+        }
+        let opened: MappedKV
+        do {
+            opened = try store.open(readOnly: false, recoveryHandler: handler)
+        } catch let error as MappedKVError {
+            if let event = refused.withLock({ $0 }) {
+                printError("refusing to repair: \(event.kind): \(event.reason); check the key and the .crc file, or pass --force")
+            } else {
+                printError(error.description)
+            }
+            throw ExitCode.failure
+        }
+        defer { opened.close() }
+        if let report = opened.recoveryReport {
+            let proposal = report.event.proposal
+            print("decision: \(report.decision)")
+            if report.decision == .recover {
+                print("kept: \(proposal.keptKeys) keys (\(proposal.keptRecords) records, \(proposal.keptBytes) bytes; \(proposal.basis))")
+                print("dropped: \(proposal.droppedBytes) bytes, \(proposal.droppedRecords) unverifiable records")
+                if !proposal.droppedKeys.isEmpty {
+                    let shown = proposal.droppedKeys.prefix(20).joined(separator: ", ")
+                    print("keys that lost values: \(shown)\(proposal.droppedKeys.count > 20 ? ", ... (\(proposal.droppedKeys.count) in all)" : "")")
+                }
+            } else {
+                print("kept: nothing (discarded)")
+            }
+            for path in report.quarantinedFiles { print("damaged copy: \(path)") }
+        } else {
+            print("repaired without loss")
+        }
+        let after = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
+        print("after: \(VerificationText.status(after)), \(after.liveKeyCount) keys")
+        if !after.isSound { throw ExitCode.failure }
+    }
+}

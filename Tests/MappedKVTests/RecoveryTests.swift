@@ -223,4 +223,21 @@ struct RecoveryTests {
         store.close()
         #expect(try quarantined(dir).count == 2)
     }
+
+    @Test("a damaged store written by MMKV recovers into a file with MMKV's invariants (version 4, sizes, CRCs, last confirmed)")
+    func recoveredMMKVStoreKeepsTheFormat() throws {
+        let dir = TemporaryDirectory("mmkv")
+        try copyGoldenStore("c_overwrites", to: dir)
+        let id = "case_c"
+        var data = try #require(fileBytes(dir.file(id)))
+        data[30] ^= 0x04
+        try writeFile(dir.file(id), data)
+        let events = EventLog()
+        let store = try MappedKV(id: id, directory: dir.path, configuration: Configuration(
+            recoveryHandler: { events.append($0); return .recover }))
+        #expect(events.all.count == 1)
+        try store.set("after recovery", forKey: "new")
+        store.close()
+        #expect(FileStructure.problems(directory: dir.path, id: id).isEmpty, "\(FileStructure.problems(directory: dir.path, id: id))")
+    }
 }

@@ -23,6 +23,8 @@ struct PeersCommand: ParsableCommand {
     var stores: [StoreKind] = StoreKind.allCases
     @Option(help: "Run UserDefaults with at most this many keys (its set slows down in proportion to N).")
     var userdefaultsMaxN = 10_000
+    @Option(help: "Write the chart to this SVG file.")
+    var svg: String?
 
     static func parseStores(_ text: String) throws -> [StoreKind] {
         let kinds = try text.split(separator: ",").map { name in
@@ -63,5 +65,7 @@ struct PeersCommand: ParsableCommand {
         let comparison = PeerComparison(stores: stores, n: n, runs: runs, userDefaultsLimit: userdefaultsMaxN, root: directory)
         let results = try comparison.run(progress: progress)
         print(results.markdown(machine: machine))
+        if let svg { try PeerChart.render(results, machine: machine).write(to: svg) }
+        if let svg { progress("chart written to \(svg)") }
     }
 }

@@ -2,11 +2,22 @@
 /// on a logarithmic axis of time per operation.
 enum PeerChart {
     static func render(_ results: PeerResults, machine: Machine) -> SVG {
-        let width = 1000.0, height = 600.0
-        let plotLeft = 90.0, plotRight = width - 20, plotTop = 110.0, plotBottom = 480.0
-        var svg = SVG(width: width, height: height)
         let stores = results.stores
         let workloads = Workload.allCases
+        let notes = [
+            "set_int32: N sets of Int32 i under \"int-<i>\"; set_string: N sets of \"string-<i>\" under \"str-<i>\"; gets read them back "
+                + "(values checked); remove: the N int keys.",
+            "reopen_load: close, reopen and load a store of N Int32 keys, divided by N. MappedKV indexes every record at open; "
+                + "SQLite and LMDB scan every row; UserDefaults reads dictionaryRepresentation().",
+        ] + stores.filter { (results.keyCounts[$0] ?? results.n) < results.n }.map {
+            "\($0.displayName) ran with N = \(Format.grouped(Double(results.keyCounts[$0] ?? 0))) (each set and remove searches its keys linearly); "
+                + "at N = \(Format.grouped(Double(results.n))) it would be slower still."
+        }
+        let noteLines = notes.flatMap { Format.wrap($0, width: 165) }
+        let width = 1000.0
+        let plotLeft = 90.0, plotRight = width - 20, plotTop = 110.0, plotBottom = 480.0
+        let height = plotBottom + 62 + 16 * Double(noteLines.count)
+        var svg = SVG(width: width, height: height)
 
         svg.text("MappedKV vs SQLite, LMDB and UserDefaults: time per operation (log scale, lower is better)",
                  x: width / 2, y: 28, size: 17, anchor: .middle, bold: true)
@@ -60,16 +71,7 @@ enum PeerChart {
         }
 
         var noteY = plotBottom + 66
-        let notes = [
-            "set_int32: N sets of Int32 i under \"int-<i>\"; set_string: N sets of \"string-<i>\" under \"str-<i>\"; gets read them back "
-                + "(values checked); remove: the N int keys.",
-            "reopen_load: close, reopen and load a store of N Int32 keys, divided by N. MappedKV indexes every record at open; "
-                + "SQLite and LMDB scan every row; UserDefaults reads dictionaryRepresentation().",
-        ] + stores.filter { (results.keyCounts[$0] ?? results.n) < results.n }.map {
-            "\($0.displayName) ran with N = \(Format.grouped(Double(results.keyCounts[$0] ?? 0))) (each set and remove searches its keys linearly); "
-                + "at N = \(Format.grouped(Double(results.n))) it would be slower still."
-        }
-        for line in notes.flatMap({ Format.wrap($0, width: 150) }) {
+        for line in noteLines {
             svg.text(line, x: 30, y: noteY, size: 11, fill: Palette.muted)
             noteY += 16
         }

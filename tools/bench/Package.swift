@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+// MappedKV against its peers (SQLite, LMDB, Foundation's UserDefaults), and MappedKV's scaling.
+//
+// A separate package so that the main package never needs SQLite or LMDB: build and run it with
+// `tools/bench.sh`, which installs the C libraries when they are missing.
+import PackageDescription
+
+let package = Package(
+    name: "MappedKVBench",
+    dependencies: [
+        // Named, so that the product references below do not depend on the directory the
+        // repository was cloned into (a path dependency's identity is otherwise its directory name).
+        .package(name: "MappedKV", path: "../.."),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // No pkgConfig: the header is in /usr/include and not every distribution ships lmdb.pc.
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .executableTarget(
+            name: "mappedkv-peers",
+            dependencies: [
+                "CSQLite",
+                "CLMDB",
+                .product(name: "MappedKV", package: "MappedKV"),
+                .product(name: "MappedKVFormat", package: "MappedKV"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+    ]
+)

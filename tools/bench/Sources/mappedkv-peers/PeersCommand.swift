@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+
+/// `mappedkv-peers`: MappedKV against SQLite, LMDB and UserDefaults on `mappedkv bench`'s
+/// workloads, or (`--scaling`) MappedKV alone at growing N.
+@main
+struct PeersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mappedkv-peers",
+        abstract: "Time MappedKV against SQLite, LMDB and UserDefaults, or MappedKV's scaling with N.",
+        discussion: """
+            Runs set_int32, set_string, get_int32, get_string, remove and reopen_load (the workloads of \
+            `mappedkv bench`) on every store, --runs rounds alternating the stores, and prints Markdown tables \
+            of the medians and of the ratios to MappedKV. With --scaling, runs MappedKV alone at each N of \
+            --scaling-n. Build in release (tools/bench.sh does).
+            """)
+
+    @Option(help: "Keys per workload.")
+    var n = 100_000
+    @Option(help: "Rounds; the tables quote the median.")
+    var runs = 5
+    @Option(help: "Directory for the stores: each gets a fresh subdirectory, removed after its round. Default: a new directory in /tmp, removed at the end.")
+    var root: String?
+    @Option(help: "Comma-separated stores: mappedkv,sqlite,lmdb,userdefaults.", transform: Self.parseStores)
+    var stores: [StoreKind] = StoreKind.allCases
+    @Option(help: "Run UserDefaults with at most this many keys (its set slows down in proportion to N).")
+    var userdefaultsMaxN = 10_000
+    @Option(help: "Write the chart to this SVG file.")
+    var svg: String?
+    @Flag(help: "Measure MappedKV's scaling instead of comparing stores.")
+    var scaling = false
+    @Option(help: "With --scaling: the comma-separated N values.", transform: Self.parseSizes)
+    var scalingN: [Int] = [10_000, 100_000, 1_000_000]
+    @Option(help: .hidden)
+    var rssProbe: String?
+    @Option(help: .hidden)
+    var rssProbeId: String?
+
+    static func parseStores(_ text: String) throws -> [StoreKind] {
+        let kinds = try text.split(separator: ",").map { name in
+            guard let kind = StoreKind(rawValue: name.lowercased().trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown store \(name); known: \(StoreKind.allCases.map(\.rawValue).joined(separator: ","))")
+            }
+            return kind
+        }
+        guard !kinds.isEmpty else { throw ValidationError("--stores needs at least one store") }
+        return kinds
+    }
+
+    static func parseSizes(_ text: String) throws -> [Int] {
+        let sizes = try text.split(separator: ",").map { part in
+            guard let size = Int(part.trimmingCharacters(in: .whitespaces)), size > 0 else { throw ValidationError("bad N \(part)") }
+            return size
+        }
+        guard !sizes.isEmpty else { throw ValidationError("--scaling-n needs at least one N") }
+        return sizes
+    }
+
+    func validate() throws {
+        guard n > 0 else { throw ValidationError("--n must be positive") }
+        guard runs > 0 else { throw ValidationError("--runs must be positive") }
+        guard userdefaultsMaxN > 0 else { throw ValidationError("--userdefaults-max-n must be positive") }
+    }
+
+    func run() throws {
+        do {
+            if let rssProbe {
+                try MemoryProbe.runChild(directory: rssProbe, id: rssProbeId ?? Scaling.storeID)
+                return
+            }
+            try measure()
+        } catch {
+            FileHandle.standardError.write(Data("mappedkv-peers: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    private func measure() throws {
+        let machine = Machine.current()
+        let temporary = root == nil
+        // A given root is only created if missing, never emptied: the stores live in subdirectories of it.
+        let directory = try root.map { try Scratch.existingDirectory($0) }
+            ?? Scratch.directory(URL(fileURLWithPath: NSTemporaryDirectory())
+                .appendingPathComponent("mappedkv-peers-\(ProcessInfo.processInfo.processIdentifier)").path)
+        defer { if temporary { try? Scratch.remove(directory) } }
+        let progress: (String) -> Void = { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
+
+        if scaling {
+            let results = try Scaling(sizes: scalingN, runs: runs, root: directory).run(progress: progress)
+            print(results.markdown(machine: machine))
+            if let svg { try ScalingChart.render(results, machine: machine).write(to: svg) }
+        } else {
+            let comparison = PeerComparison(stores: stores, n: n, runs: runs, userDefaultsLimit: userdefaultsMaxN, root: directory)
+            let results = try comparison.run(progress: progress)
+            print(results.markdown(machine: machine))
+            if let svg { try PeerChart.render(results, machine: machine).write(to: svg) }
+        }
+        if let svg { progress("chart written to \(svg)") }
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+
+/// The stores `--stores` can name.
+enum StoreKind: String, CaseIterable, ExpressibleByArgument {
+    case mappedkv, sqlite, lmdb, userdefaults
+
+    var displayName: String {
+        switch self {
+        case .mappedkv: "MappedKV"
+        case .sqlite: "SQLite"
+        case .lmdb: "LMDB"
+        case .userdefaults: "UserDefaults"
+        }
+    }
+
+    /// How the store is configured and driven, for the report.
+    var setup: String {
+        switch self {
+        case .mappedkv:
+            "single-process, unencrypted; a set appends to the mapped file (no fsync; full write-backs msync)"
+        case .sqlite:
+            "libsqlite3 \(SQLiteStore.libraryVersion), WAL, synchronous=NORMAL, WITHOUT ROWID table kv(key TEXT PRIMARY KEY, value BLOB), "
+                + "prepared statements, one autocommit statement per operation; reopen_load = open + SELECT value FROM kv"
+        case .lmdb:
+            "\(LMDBStore.libraryVersion), MDB_NOSYNC|MDB_NOMETASYNC, one write txn per set/remove, "
+                + "gets through one reused read-only txn (mdb_txn_renew/mdb_txn_reset per get); reopen_load = env open + cursor walk"
+        case .userdefaults:
+            "swift-corelibs-foundation UserDefaults(suiteName: <dir>/defaults): set(_:forKey:), integer(forKey:), string(forKey:), "
+                + "removeObject(forKey:); nothing reaches the file until synchronize() (untimed, before reopen_load); "
+                + "reopen_load = new instance + dictionaryRepresentation() in the same process, where CFPreferences keeps the "
+                + "domain cached (strace: the 5 reopens read the plist at most once)"
+        }
+    }
+
+    /// Runs every workload on this store: a direct call of the generic driver with the concrete
+    /// type, so each store's loops are specialized.
+    func run(data: WorkloadData, n: Int, directory: String) throws -> RoundResult {
+        switch self {
+        case .mappedkv: try Workloads.run(MappedKVStore.self, data: data, n: n, directory: directory)
+        case .sqlite: try Workloads.run(SQLiteStore.self, data: data, n: n, directory: directory)
+        case .lmdb: try Workloads.run(LMDBStore.self, data: data, n: n, directory: directory)
+        case .userdefaults: try Workloads.run(UserDefaultsStore.self, data: data, n: n, directory: directory)
+        }
+    }
+}

@@ -268,9 +268,17 @@ final class StoreCore {
         _ index: inout [IndexKey: ValueSlot], from mirror: [UInt8], start: Int
     ) -> (summary: DecodeSummary, hasNonUTF8Key: Bool) {
         var hasNonUTF8Key = false
-        let summary = mirror.withUnsafeBytes { bytes in
-            RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
-                let keyBytes = bytes[record.keyRange]
+        let summary = mirror.withUnsafeBufferPointer { buffer in
+            let bytes = UnsafeRawBufferPointer(buffer)
+            if start == 0 && index.isEmpty {
+                // One cheap framing pass sizes the index, so a full load never rehashes it.
+                var records = 0
+                _ = RecordDecoder.decode(bytes, from: 0, skipsHolder: true) { _ in records += 1 }
+                index.reserveCapacity(records)
+            }
+            return RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
+                // A concrete buffer (not a slice) keeps String's UTF-8 validation on its fast path.
+                let keyBytes = UnsafeBufferPointer(rebasing: buffer[record.keyRange])
                 let string = String(validating: keyBytes, as: UTF8.self) ?? {
                     hasNonUTF8Key = true
                     return String(decoding: keyBytes, as: UTF8.self)

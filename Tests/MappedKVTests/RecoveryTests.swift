@@ -240,4 +240,17 @@ struct RecoveryTests {
         store.close()
         #expect(FileStructure.problems(directory: dir.path, id: id).isEmpty, "\(FileStructure.problems(directory: dir.path, id: id))")
     }
+
+    @Test("fuzz finding F1: the inspector's verdict on a meta file shorter than the struct agrees with the load")
+    func inspectorVerdictOnShortMeta() throws {
+        // The minimized input: a 1-byte meta file beside an empty data file.
+        let location = try StoreLocation(id: "s", directory: "/nonexistent")
+        let report = StoreInspector.inspect(location: location, dataFile: [], metaFile: [0x5B])
+        guard case .damaged(let event) = report.verdict else {
+            Issue.record("verdict \(report.verdict) for a 1-byte meta file")
+            return
+        }
+        #expect(event.kind == .metaMissing)
+        #expect(!report.isSound)
+    }
 }

@@ -106,6 +106,14 @@ public enum StoreInspector {
             liveBytes: 0, problem: nil)
         if dataFile == nil { report.problem = "data file is missing" }
         if metaFile == nil { report.problem = report.problem ?? "meta file is missing" }
+        if dataFile != nil && metaFile != nil {
+            // What a load would do, from the same bytes (a short meta file included).
+            report.verdict = data.withUnsafeBytes { dataBytes in
+                metaBytes.withUnsafeBytes { metaRaw in
+                    verdict(LoadAssessment.assess(dataFile: dataBytes, metaFile: metaRaw, key: cryptKey), id: location.id)
+                }
+            }
+        }
         guard let storedMeta else {
             report.problem = report.problem ?? "meta file is \(metaBytes.count) bytes, shorter than the \(MetaInfo.size)-byte meta struct"
             return report
@@ -142,11 +150,6 @@ public enum StoreInspector {
             plaintext.withUnsafeBytes { region in decodeStatistics(region, checksKeys: cryptKey != nil, into: &report) }
         }
         if dataFile != nil && metaFile != nil {
-            report.verdict = data.withUnsafeBytes { dataBytes in
-                metaBytes.withUnsafeBytes { metaRaw in
-                    verdict(LoadAssessment.assess(dataFile: dataBytes, metaFile: metaRaw, key: cryptKey), id: location.id)
-                }
-            }
             switch report.verdict {
             case .sound: break
             case .losslessRepair(let what): report.problem = report.problem ?? "repairable without loss: \(what)"

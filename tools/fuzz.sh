@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Fuzzes MappedKV's load, recovery and inspection paths with libFuzzer and AddressSanitizer.
+#
+#   tools/fuzz.sh [SECONDS]      build tools/fuzz, then fuzz for SECONDS (default 60)
+#   tools/fuzz.sh --make-seeds   build, then rewrite tools/fuzz/corpus-seed/ from Vectors/
+#
+# The target (tools/fuzz, its own package) is built in release mode with debug info, with
+# -sanitize=fuzzer,address, in tools/fuzz/.build. The working corpus tools/fuzz/corpus/ starts from
+# the committed seeds in tools/fuzz/corpus-seed/ and keeps growing across runs; crash, timeout and
+# leak inputs go to tools/fuzz/artifacts/, the libFuzzer output to tools/fuzz/logs/ (or $FUZZ_LOG).
+# None of these are in git.
+#
+# Prints the executions, exec/s, coverage and whether anything crashed; exits 1 if something did.
+# Extra libFuzzer flags can be passed in $FUZZ_FLAGS (e.g. FUZZ_FLAGS="-seed=1 -jobs=2").
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+fuzz=tools/fuzz
+scratch="$fuzz/.build"
+seeds="$fuzz/corpus-seed"
+corpus="$fuzz/corpus"
+artifacts="$fuzz/artifacts"
+logs="$fuzz/logs"
+
+mode=fuzz
+seconds=60
+case "${1:-}" in
+    "") ;;
+    --make-seeds) mode=seeds ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *)
+        if [[ "$1" =~ ^[0-9]+$ ]] && [ "$1" -gt 0 ]; then seconds="$1"
+        else echo "usage: $0 [SECONDS] | --make-seeds" >&2; exit 2; fi ;;
+esac
+
+build_flags=(-c release --package-path "$fuzz" --scratch-path "$scratch"
+             -Xswiftc -g -Xswiftc -sanitize=fuzzer,address)
+mkdir -p "$scratch"
+echo "building $fuzz (release, -sanitize=fuzzer,address)..."
+if ! swift build "${build_flags[@]}" >"$scratch/build.log" 2>&1; then
+    # gold warns about every ASan check symbol; the errors are what matters.
+    grep -v "Cannot export local symbol" "$scratch/build.log" | tail -40 >&2
+    echo "build failed (full log: $scratch/build.log)" >&2
+    exit 1
+fi
+binary="$(swift build "${build_flags[@]}" --show-bin-path)/mappedkv-fuzz"
+
+# No Swift backtracer (it outlives the crashing process and slows every crash down): the
+# sanitizer prints the stack, also for Swift traps (SIGILL) and aborts.
+export SWIFT_BACKTRACE=enable=no
+export ASAN_OPTIONS="${ASAN_OPTIONS:-handle_sigill=1:handle_abort=1:detect_leaks=1:symbolize=1}"
+
+if [ "$mode" = seeds ]; then
+    rm -rf "$seeds"
+    "$binary" --make-seeds Vectors "$seeds"
+    exit 0
+fi
+
+mkdir -p "$corpus" "$artifacts" "$logs"
+cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true
+log="${FUZZ_LOG:-$logs/fuzz-$(date -u +%Y%m%dT%H%M%SZ).log}"
+mkdir -p "$(dirname "$log")"
+before="$(ls "$artifacts" | wc -l)"
+
+echo "fuzzing for ${seconds}s: corpus $corpus ($(ls "$corpus" | wc -l) inputs), log $log"
+status=0
+# shellcheck disable=SC2086  # FUZZ_FLAGS is a list of flags
+"$binary" -max_total_time="$seconds" -timeout=10 -max_len=8192 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" ${FUZZ_FLAGS:-} "$corpus" >"$log" 2>&1 || status=$?
+
+last="$(grep -E '^#[0-9]+' "$log" | tail -1 || true)"
+executions="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)"
+new_artifacts="$(ls -t "$artifacts" | head -n $(( $(ls "$artifacts" | wc -l) - before )))"
+echo "executions: ${executions:-unknown}  exec/s: ${rate:-unknown}"
+echo "last status: ${last:-none}"
+echo "corpus: $(ls "$corpus" | wc -l) inputs"
+if [ "$status" -ne 0 ] || [ -n "$new_artifacts" ]; then
+    echo "CRASH: libFuzzer exited with status $status"
+    grep -E "MAPPEDKV-FUZZ|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|SUMMARY|Test unit written" "$log" | head -20 || true
+    for name in $new_artifacts; do echo "  artifact: $artifacts/$name"; done
+    echo "full log: $log"
+    exit 1
+fi
+echo "no crashes"

@@ -1,0 +1,128 @@
+import Glibc
+import MappedKVCrypto
+import MappedKVFormat
+
+/// Writes the seed corpus (`tools/fuzz/corpus-seed/`) from the test vectors: each MMKV-written
+/// store of `Vectors/mmkv-2.4.2/` in every layout and several open modes, a few damaged variants,
+/// and the worked example of MMKV-FORMAT.md 2.11 (`Vectors/format/worked-example-2.11.hex`).
+///
+/// Run by tools/fuzz.sh as `mappedkv-fuzz --make-seeds Vectors tools/fuzz/corpus-seed`.
+/// The output is deterministic: file names say what each seed is.
+struct SeedMaker {
+    let vectors: String
+    let output: String
+
+    /// The MMKV stores and their keys (Vectors/mmkv-2.4.2/README.md).
+    static let stores: [(directory: String, id: String, key: FuzzFlags.KeyChoice)] = [
+        ("a_plain", "case_a", .none),
+        ("b_crypt", "case_b", .vectorKey14),
+        ("b16_crypt16", "case_b16", .vectorKey16),
+        ("c_overwrites", "case_c", .none),
+    ]
+
+    func run() -> CInt {
+        PlainFiles.makeDirectory(output)
+        var count = 0
+        func emit(_ name: String, _ image: StoreImage) {
+            PlainFiles.write(image.encoded(), to: output + "/" + name)
+            count += 1
+        }
+        for store in Self.stores {
+            let root = vectors + "/mmkv-2.4.2/" + store.directory + "/root/" + store.id
+            guard let data = PlainFiles.read(root), let metaFile = PlainFiles.read(root + ".crc"), metaFile.count >= MetaInfo.size else {
+                printToStandardError("missing or short vector files at \(root)")
+                return 1
+            }
+            seeds(name: store.directory, data: data, meta: Array(metaFile[..<MetaInfo.size]), key: store.key, emit: emit)
+        }
+        guard let example = workedExample() else {
+            printToStandardError("cannot read \(vectors)/format/worked-example-2.11.hex")
+            return 1
+        }
+        exampleSeeds(region: example, emit: emit)
+        emit("empty-split-rw-recover", StoreImage(flags: flags(.none, .split), metaFile: [], dataFile: []))
+        print("wrote \(count) seeds to \(output)")
+        return 0
+    }
+
+    private func flags(_ key: FuzzFlags.KeyChoice, _ layout: FuzzFlags.Layout, readOnly: Bool = false,
+                       decision: FuzzFlags.DecisionMode = .recover, multiProcess: Bool = false) -> FuzzFlags {
+        FuzzFlags(key: key, isReadOnly: readOnly, decision: decision, layout: layout, isMultiProcess: multiProcess)
+    }
+
+    /// The seeds of one MMKV-written store.
+    private func seeds(name: String, data: [UInt8], meta: [UInt8], key: FuzzFlags.KeyChoice, emit: (String, StoreImage) -> Void) {
+        let trimmed = Self.trimmingZeros(data)
+        // As MMKV left it, in several open modes.
+        let modes: [(String, Bool, FuzzFlags.DecisionMode, Bool)] = [
+            ("rw-recover", false, .recover, false), ("ro-recover", true, .recover, false),
+            ("rw-discard", false, .discard, false), ("rw-fail", false, .fail, false),
+            ("rw-default", false, .libraryDefault, false), ("mp-rw-recover", false, .recover, true),
+        ]
+        for (mode, readOnly, decision, multiProcess) in modes {
+            let seedFlags = flags(key, .raw, readOnly: readOnly, decision: decision, multiProcess: multiProcess)
+            emit("\(name)-raw-\(mode)", StoreImage(flags: seedFlags, metaFile: meta, dataFile: trimmed))
+        }
+        emit("\(name)-split-rw-recover", StoreImage(flags: flags(key, .split), metaFile: meta, dataFile: trimmed))
+
+        // Plain text for the sealing layouts, which encrypt it again.
+        let size = Int(RegionSealer.load(meta, at: MetaInfo.Offset.actualSize))
+        var region = Array(data[4..<min(data.count, 4 + size)])
+        if let cryptKey = key.cryptKey {
+            let iv = Array(meta[MetaInfo.Offset.iv..<(MetaInfo.Offset.iv + 16)])
+            region.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
+        }
+        let plain = Array(data[..<4]) + region
+        emit("\(name)-sealed-rw-recover", StoreImage(flags: flags(key, .sealed), metaFile: meta, dataFile: plain))
+        emit("\(name)-torn-rw-recover", StoreImage(flags: flags(key, .torn), metaFile: meta, dataFile: plain))
+
+        // Damage: a flipped byte in the last record (CRC mismatch), and a used size past the file.
+        var flipped = trimmed
+        if size > 8 { flipped[4 + size - 2] ^= 0x40 }
+        emit("\(name)-raw-rw-recover-crc-damage", StoreImage(flags: flags(key, .raw), metaFile: meta, dataFile: flipped))
+        var tooLong = meta
+        RegionSealer.store(UInt32(StoreImage.pageSize + 100), in: &tooLong, at: MetaInfo.Offset.actualSize)
+        emit("\(name)-raw-rw-recover-length-damage", StoreImage(flags: flags(key, .raw), metaFile: tooLong, dataFile: trimmed))
+    }
+
+    /// The seeds of the worked example: sealed plain and encrypted, and an append cut between its
+    /// CRC and its size (the used size ends before the last record).
+    private func exampleSeeds(region: [UInt8], emit: (String, StoreImage) -> Void) {
+        var meta = [UInt8](repeating: 0, count: MetaInfo.size)
+        RegionSealer.store(MetaVersion.flag.rawValue, in: &meta, at: MetaInfo.Offset.version)
+        RegionSealer.store(1, in: &meta, at: MetaInfo.Offset.sequence)
+        RegionSealer.store(4, in: &meta, at: MetaInfo.Offset.lastConfirmedActualSize)
+        let data = [0, 0, 0, 0] + region
+        emit("example-sealed-rw-recover", StoreImage(flags: flags(.none, .sealed), metaFile: meta, dataFile: data))
+        emit("example-sealed-key14-rw-recover", StoreImage(flags: flags(.vectorKey14, .sealed), metaFile: meta, dataFile: data))
+        emit("example-sealed-aes256-ro-recover", StoreImage(flags: flags(.vectorKey14AES256, .sealed, readOnly: true), metaFile: meta, dataFile: data))
+        var torn = meta
+        RegionSealer.store(UInt32(region.count - 3), in: &torn, at: MetaInfo.Offset.actualSize)  // before "01 62 00"
+        emit("example-torn-rw-recover", StoreImage(flags: flags(.none, .torn), metaFile: torn, dataFile: data))
+        emit("example-torn-key16-rw-fail", StoreImage(flags: flags(.vectorKey16, .torn, decision: .fail), metaFile: torn, dataFile: data))
+    }
+
+    /// The region bytes of the worked example, from its hex file ('#' comments, any whitespace).
+    private func workedExample() -> [UInt8]? {
+        guard let text = PlainFiles.read(vectors + "/format/worked-example-2.11.hex") else { return nil }
+        var digits: [UInt8] = []
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            for character in line.utf8 {
+                switch character {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digits.append(character - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digits.append(character - UInt8(ascii: "a") + 10)
+                case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"): continue
+                default: return nil
+                }
+            }
+        }
+        guard digits.count % 2 == 0, !digits.isEmpty else { return nil }
+        return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
+    }
+
+    /// `bytes` without trailing zeros, but at least the 4-byte header (the page layouts pad again).
+    static func trimmingZeros(_ bytes: [UInt8]) -> [UInt8] {
+        let end = (bytes.lastIndex { $0 != 0 }).map { $0 + 1 } ?? 0
+        return Array(bytes[..<max(end, min(4, bytes.count))])
+    }
+}

@@ -73,21 +73,21 @@ final class StoreCore {
         }
         if !configuration.isReadOnly {
             // Growing a file other processes may map: they learn of it through the sequence.
-            if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize), state.meta.version >= .sequence {
-                state.meta.sequence &+= 1
-                files.writeSequence(state.meta.sequence)
+            if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize), state.region.meta.version >= .sequence {
+                state.region.meta.sequence &+= 1
+                files.writeSequence(state.region.meta.sequence)
             }
             state.stamp = files.metaStamp()
         }
         self.files = files
         self.cryptKey = configuration.cryptKey
-        self.cipher = state.cipher
-        self.meta = state.meta
-        self.header = state.header
-        self.mirror = state.mirror
-        self.index = state.index
-        self.recordCount = state.recordCount
-        self.expiryEnabled = state.expiryEnabled
+        self.cipher = state.region.cipher
+        self.meta = state.region.meta
+        self.header = state.region.header
+        self.mirror = state.region.plain
+        self.index = state.region.index
+        self.recordCount = state.region.recordCount
+        self.expiryEnabled = state.region.expiryEnabled
         self.observed = state.stamp
         self.recoveryReport = state.recovery
         if state.needsRewrite { try writeRecovery(files) }
@@ -100,31 +100,13 @@ final class StoreCore {
 
     /// Everything a load reads from the files.
     struct LoadedState {
-        var meta: MetaInfo
-        var header: UInt32
-        var mirror: [UInt8]
-        var index: [IndexKey: ValueSlot]
-        var recordCount: Int
-        var cipher: CFBStream?
-        var expiryEnabled: Bool
+        /// The region as loaded (or as recovered).
+        var region: SoundRegion
         var stamp: MetaStamp
         /// What was done about damage, if any was found.
         var recovery: RecoveryReport?
         /// The state is a recovery that the files do not hold yet: a full write-back must follow.
-        var needsRewrite: Bool
-
-        init(_ region: SoundRegion, stamp: MetaStamp, recovery: RecoveryReport? = nil, needsRewrite: Bool = false) {
-            meta = region.meta
-            header = region.header
-            mirror = region.plain
-            index = region.index
-            recordCount = region.recordCount
-            cipher = region.cipher
-            expiryEnabled = region.meta.version >= .flag && region.meta.flags.contains(.keyExpiry)
-            self.stamp = stamp
-            self.recovery = recovery
-            self.needsRewrite = needsRewrite
-        }
+        var needsRewrite = false
     }
 
     /// What a load may do about an interrupted write.
@@ -195,7 +177,7 @@ final class StoreCore {
                 case .readOnly: break
                 }
             }
-            return .loaded(LoadedState(region, stamp: files.metaStamp()))
+            return .loaded(LoadedState(region: region, stamp: files.metaStamp()))
         case .damaged(let finding):
             if access == .shared { return .needsExclusiveLock }
             let event = finding.event(storeID: id, isReadOnly: access == .readOnly)
@@ -215,7 +197,7 @@ final class StoreCore {
             logger.error("recovering damaged store", metadata: [
                 "id": "\(id)", "decision": "\(decision)", "keys": "\(region.index.count)", "inMemoryOnly": "\(access == .readOnly)"])
             let report = RecoveryReport(event: event, decision: decision, quarantinedFiles: quarantined)
-            return .loaded(LoadedState(region, stamp: files.metaStamp(), recovery: report, needsRewrite: access == .exclusive))
+            return .loaded(LoadedState(region: region, stamp: files.metaStamp(), recovery: report, needsRewrite: access == .exclusive))
         }
     }
 
@@ -444,16 +426,14 @@ final class StoreCore {
             ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)
         switch try StoreCore.load(files, key: key, access: access, policy: policy, logger: logger) {
         case .loaded(let state):
-            adopt(state)
-            if state.needsRewrite { try writeRecovery(files) }
+            try adopt(state, files)
         case .needsExclusiveLock:
             _ = try takeLock(files, .exclusive)
             defer { releaseLock(.exclusive) }
             guard case .loaded(let state) = try StoreCore.load(files, key: key, access: .exclusive, policy: policy, logger: logger) else {
                 throw .corrupted(location.id, .interruptedWriteBack)
             }
-            adopt(state)
-            if state.needsRewrite { try writeRecovery(files) }
+            try adopt(state, files)
         }
     }
 
@@ -475,16 +455,18 @@ final class StoreCore {
         logger.error("recovered store written back", metadata: ["id": "\(location.id)", "keys": "\(index.count)", "sequence": "\(meta.sequence)"])
     }
 
-    private func adopt(_ state: LoadedState) {
-        meta = state.meta
-        header = state.header
-        mirror = state.mirror
-        index = state.index
-        recordCount = state.recordCount
-        cipher = state.cipher
-        expiryEnabled = state.expiryEnabled
+    /// Takes over a loaded state, writing it back first if it is a recovery the files do not hold.
+    private func adopt(_ state: LoadedState, _ files: StoreFiles) throws(MappedKVError) {
+        meta = state.region.meta
+        header = state.region.header
+        mirror = state.region.plain
+        index = state.region.index
+        recordCount = state.region.recordCount
+        cipher = state.region.cipher
+        expiryEnabled = state.region.expiryEnabled
         observed = state.stamp
         if let report = state.recovery { recoveryReport = report }
+        if state.needsRewrite { try writeRecovery(files) }
     }
 
     /// Reloads the store with `key` without rewriting anything (MMKV's `checkReSetCryptKey`).

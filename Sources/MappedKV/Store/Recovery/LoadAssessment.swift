@@ -17,6 +17,9 @@ struct SoundRegion {
     var cipher: CFBStream?
     /// A lossless repair of the meta's CRC and size that a writer should store.
     var repair: LosslessRepair?
+
+    /// Whether every value carries MMKV's expiry suffix (meta flag bit 0, from version 4).
+    var expiryEnabled: Bool { meta.version >= .flag && meta.flags.contains(.keyExpiry) }
 }
 
 /// A repair of the meta that loses nothing: the files hold exactly a state the meta recorded.

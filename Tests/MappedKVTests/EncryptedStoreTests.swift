@@ -63,21 +63,32 @@ import MappedKVFormat
         #expect(try independentlyDecoded(dir, "case_b", key: Self.keyB) == model)
     }
 
+    /// CFB is safe as long as one IV never starts two different plain texts: so while the IV
+    /// stays, the ciphertext may only grow at its end (appends continue the stream, and a file
+    /// that only grows keeps its records); any other change must come with an IV never used before.
     @Test func everyRewriteAndClearDrawsAFreshIV() throws {
         let dir = TemporaryDirectory("enc-iv")
         let key = try #require(CryptKey(Array("iv-test".utf8), aes256: true))
         let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
         var ivs: Set<InitializationVector> = []
-        var lastSequence: UInt32 = 0
-        for i in 0..<600 {
-            try store.set("value-\(i)-" + String(repeating: "v", count: 40), forKey: "key-\(i % 150)")
+        var previous: (iv: InitializationVector, region: [UInt8])?
+        var rewrites = 0
+        for i in 0..<1_500 {
+            // Distinct keys first (the file grows), then overwrites (compactions).
+            try store.set("value-\(i)-" + String(repeating: "v", count: 40), forKey: "key-\(i < 300 ? i : i % 150)")
             let now = try meta(dir, "s")
             #expect(now.version >= .randomIV)
-            if now.sequence != lastSequence {
+            let data = try #require(fileBytes(dir.file("s")))
+            let region = Array(data[4..<(4 + Int(now.actualSize))])
+            if let previous, previous.iv == now.iv {
+                #expect(region.starts(with: previous.region), "the region changed under the same IV at set \(i)")
+            } else {
                 #expect(ivs.insert(now.iv).inserted, "a rewrite reused an IV")
-                lastSequence = now.sequence
+                rewrites += 1
             }
+            previous = (now.iv, region)
         }
+        #expect(rewrites > 3, "the overwrites compacted the store")
         try store.clearAll()
         #expect(ivs.insert(try meta(dir, "s").iv).inserted, "clearAll reused an IV")
         try store.set("after-clear", forKey: "k")

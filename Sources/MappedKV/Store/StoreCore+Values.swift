@@ -5,7 +5,7 @@ extension StoreCore {
     @inline(__always)
     func value<V: PayloadCodable>(_ type: V.Type, forKey key: String) throws(MappedKVError) -> V? {
         try prepareRead()
-        guard let range = liveSlotValue(IndexKey(key)) else { return nil }
+        guard let range = liveValueRange(forKey: key) else { return nil }
         do {
             return try mirror.withRawBytes { (bytes) throws(FormatError) -> V in
                 try V(payload: UnsafeRawBufferPointer(rebasing: bytes[range]))
@@ -18,7 +18,7 @@ extension StoreCore {
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
         try prepareRead()
-        guard let range = liveSlotValue(IndexKey(key)) else { return nil }
+        guard let range = liveValueRange(forKey: key) else { return nil }
         return Array(mirror[range])
     }
 
@@ -26,9 +26,14 @@ extension StoreCore {
     func sortedEntries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
         try prepareRead()
         let now = expiryEnabled ? configuration.clock.now() : 0
-        return index
-            .compactMap { entry in liveValueRange(entry.value, now: now).map { (key: entry.key.string, payload: Array(mirror[$0])) } }
-            .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        var entries: [(key: [UInt8], payload: [UInt8])] = []
+        entries.reserveCapacity(index.count)
+        index.forEachSlot { slot in
+            if let range = liveValueRange(slot, now: now) { entries.append((Array(mirror[slot.keyRange]), Array(mirror[range]))) }
+        }
+        return entries
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            .map { (key: String(decoding: $0.key, as: UTF8.self), payload: $0.payload) }
     }
 
     /// A snapshot of the file-level state.

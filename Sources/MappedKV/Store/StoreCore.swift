@@ -32,8 +32,8 @@ final class StoreCore {
     private(set) var header: UInt32
     /// The plaintext data region, `[0, actualSize)`.
     private(set) var mirror: [UInt8]
-    /// The live keys.
-    private(set) var index: [IndexKey: ValueSlot]
+    /// The live keys, as slots in ``mirror``.
+    private(set) var index: KeyIndex
     /// Records decoded at load or appended since, deletions included (for statistics).
     private(set) var recordCount: Int
     /// Whether every value carries MMKV's 4-byte expiry suffix (meta flag bit 0).
@@ -245,33 +245,19 @@ final class StoreCore {
     }
 
     /// Decodes records of `mirror` from `start` into `index`; the last record of a key wins.
-    /// Also says whether any key was not UTF-8 (such keys are indexed under their repaired string).
+    /// With `checksUTF8`, also says whether any key is not UTF-8 (a sign of a wrong key).
     static func buildIndex(
-        _ index: inout [IndexKey: ValueSlot], from mirror: [UInt8], start: Int
+        _ index: inout KeyIndex, from mirror: [UInt8], start: Int, checksUTF8: Bool = false
     ) -> (summary: DecodeSummary, hasNonUTF8Key: Bool) {
         var hasNonUTF8Key = false
-        let summary = mirror.withUnsafeBufferPointer { buffer in
-            let bytes = UnsafeRawBufferPointer(buffer)
-            if start == 0 && index.isEmpty {
-                // One cheap framing pass sizes the index, so a full load never rehashes it.
-                var records = 0
-                _ = RecordDecoder.decode(bytes, from: 0, skipsHolder: true) { _ in records += 1 }
-                index.reserveCapacity(records)
-            }
-            return RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
-                // A concrete buffer (not a slice) keeps String's UTF-8 validation on its fast path.
-                let keyBytes = UnsafeBufferPointer(rebasing: buffer[record.keyRange])
-                let string = String(validating: keyBytes, as: UTF8.self) ?? {
-                    hasNonUTF8Key = true
-                    return String(decoding: keyBytes, as: UTF8.self)
-                }()
-                let key = IndexKey(string)
+        let summary = mirror.withUnsafeBytes { bytes in
+            RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
+                let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyRange])
+                if checksUTF8 && !hasNonUTF8Key && !UTF8Check.isValid(key) { hasNonUTF8Key = true }
                 if record.isDeletion {
-                    index.removeValue(forKey: key)
+                    index.remove(key, in: bytes)
                 } else {
-                    index[key] = ValueSlot(
-                        recordStart: UInt32(record.start), valueStart: UInt32(record.valueStart),
-                        valueLength: UInt32(record.valueLength))
+                    index.update(ValueSlot(record), in: bytes)
                 }
             }
         }
@@ -492,9 +478,15 @@ final class StoreCore {
     /// Every live key, in no particular order.
     func keys() throws(MappedKVError) -> [String] {
         try prepareRead()
-        guard expiryEnabled else { return index.keys.map(\.string) }
-        let now = configuration.clock.now()
-        return index.compactMap { liveValueRange($0.value, now: now) == nil ? nil : $0.key.string }
+        let now = expiryEnabled ? configuration.clock.now() : 0
+        return mirror.withUnsafeBytes { bytes in
+            var keys: [String] = []
+            keys.reserveCapacity(index.count)
+            index.forEachSlot { slot in
+                if liveValueRange(slot, now: now) != nil { keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self)) }
+            }
+            return keys
+        }
     }
 
     /// The number of live keys.
@@ -502,13 +494,28 @@ final class StoreCore {
         try prepareRead()
         guard expiryEnabled else { return index.count }
         let now = configuration.clock.now()
-        return index.values.reduce(0) { $0 + (liveValueRange($1, now: now) == nil ? 0 : 1) }
+        var live = 0
+        index.forEachSlot { slot in if liveValueRange(slot, now: now) != nil { live += 1 } }
+        return live
     }
 
     /// Whether `key` is live.
     func contains(_ key: String) throws(MappedKVError) -> Bool {
         try prepareRead()
-        return liveSlotValue(IndexKey(key)) != nil
+        return liveValueRange(forKey: key) != nil
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `key`, without copying them when the string is native.
+    @inline(__always)
+    static func withBytes<R>(of key: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let result = key.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
+        return Array(key.utf8).withUnsafeBytes(body)
+    }
+
+    /// The slot of `key`, or nil if it is absent.
+    @inline(__always)
+    func slot(forKey key: String) -> ValueSlot? {
+        mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) } }
     }
 
     /// The value bytes of a slot without any expiry suffix, or nil if the value has expired.
@@ -525,8 +532,8 @@ final class StoreCore {
 
     /// The live value range of `key`, or nil if it is absent or expired.
     @inline(__always)
-    func liveSlotValue(_ key: IndexKey) -> Range<Int>? {
-        guard let slot = index[key] else { return nil }
+    func liveValueRange(forKey key: String) -> Range<Int>? {
+        guard let slot = slot(forKey: key) else { return nil }
         guard expiryEnabled else { return slot.valueRange }
         return liveValueRange(slot, now: configuration.clock.now())
     }
@@ -561,15 +568,17 @@ final class StoreCore {
             if duration != nil && !expiryEnabled {
                 throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
             }
-            let indexKey = IndexKey(key)
             let keyLength = key.utf8.count
             let valueLength = payload.count + suffixLength
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
-            if index.isEmpty || recordLength >= spaceLeft(files) || needsRandomIV || meta.version < .flag {
+            if index.isEmpty || needsRandomIV || meta.version < .flag {
                 try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
+            } else if recordLength >= spaceLeft(files) {
+                try makeRoom(files, incomingLength: recordLength)
             }
             let start = mirror.count
             Varint.append(UInt64(keyLength), to: &mirror)
+            let keyStart = mirror.count
             mirror.append(contentsOf: key.utf8)
             Varint.append(UInt64(valueLength), to: &mirror)
             let valueStart = mirror.count
@@ -579,8 +588,10 @@ final class StoreCore {
                 ExpirySuffix.append(expiry, to: &mirror)
             }
             commitAppend(files, from: start)
-            index[indexKey] = ValueSlot(
-                recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength))
+            let slot = ValueSlot(
+                keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
+                keyLength: UInt16(keyLength), keyOffset: UInt8(keyStart - start))
+            mirror.withUnsafeBytes { bytes in _ = index.update(slot, in: bytes) }
         }
     }
 
@@ -588,8 +599,8 @@ final class StoreCore {
     func remove(_ key: String) throws(MappedKVError) {
         try Self.validate(key: key)
         try writing { (files) throws(MappedKVError) in
-            let indexKey = IndexKey(key)
-            guard index.removeValue(forKey: indexKey) != nil else { return }
+            let removed = mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.remove($0, in: bytes) } }
+            guard removed != nil else { return }
             let keyLength = key.utf8.count
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
             if recordLength < spaceLeft(files) {
@@ -620,7 +631,7 @@ final class StoreCore {
             meta = newMeta
             if let newCipher { cipher = newCipher.stream }
             mirror = []
-            index = [:]
+            index.removeAll()
             recordCount = 0
             logger.debug("cleared store", metadata: ["id": "\(location.id)", "sequence": "\(meta.sequence)"])
         }
@@ -716,7 +727,7 @@ final class StoreCore {
         files = nil
         closedReason = "the store was closed"
         mirror = []
-        index = [:]
+        index = KeyIndex()
     }
 
     // MARK: Internals
@@ -781,6 +792,58 @@ final class StoreCore {
         observed = files.metaStamp()
     }
 
+    /// Makes room for a record of `incomingLength` bytes that does not fit. A region that holds
+    /// dead records (or values that may have expired) is compacted by a full write-back, as MMKV
+    /// does. A region of live records only would be rewritten byte for byte, so instead the file
+    /// just grows by MMKV's doubling rule and the sequence increments (other processes remap);
+    /// the records stay where they are and nothing but the file size changes on disk.
+    private func makeRoom(_ files: StoreFiles, incomingLength: Int) throws(MappedKVError) {
+        guard !expiryEnabled, holderLength + index.recordBytes == mirror.count else {
+            return try writeBack(files, incomingLength: incomingLength, needSync: true)
+        }
+        guard let newSize = FileSizePolicy.sizeForWriteBack(
+            fileSize: files.dataFileSize, liveLength: mirror.count, incomingLength: incomingLength,
+            liveCount: index.count, needSync: true, pageSize: pageSize)
+        else {
+            throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
+        }
+        try files.resizeData(to: newSize)
+        if meta.version >= .sequence {
+            meta.sequence &+= 1
+            files.writeSequence(meta.sequence)
+        }
+        observed = files.metaStamp()
+        mirror.reserveCapacity(newSize - 4)
+        logger.debug("grew the data file", metadata: ["id": "\(location.id)", "fileSize": "\(newSize)", "sequence": "\(meta.sequence)"])
+    }
+
+    /// The length of the item-size holder varint that starts a non-empty region.
+    private var holderLength: Int {
+        mirror.withUnsafeBytes { bytes in
+            var cursor = ByteCursor(bytes)
+            return (try? cursor.readVarint64()) == nil ? 0 : cursor.position
+        }
+    }
+
+    /// The live slots in the order of their records in the mirror, so a write-back keeps the
+    /// records in the order they were written (and reads of neighbouring keys stay neighbours).
+    /// One pass marks each live record's start in a bit set, one framing pass over the mirror
+    /// collects the marked records.
+    private func liveSlotsInFileOrder() -> [ValueSlot] {
+        var isLive = [UInt64](repeating: 0, count: mirror.count / 64 + 1)
+        index.forEachSlot { slot in isLive[slot.recordStart >> 6] |= 1 << UInt64(slot.recordStart & 63) }
+        var ordered: [ValueSlot] = []
+        ordered.reserveCapacity(index.count)
+        mirror.withUnsafeBytes { bytes in
+            _ = RecordDecoder.decode(bytes, from: 0, skipsHolder: true) { record in
+                if isLive[record.start >> 6] & (1 << UInt64(record.start & 63)) != 0 { ordered.append(ValueSlot(record)) }
+            }
+        }
+        // Every slot is a record of the mirror, so this holds; if it ever did not, sorting keeps every key.
+        guard ordered.count == index.count else { return index.slots.sorted { $0.keyStart < $1.keyStart } }
+        return ordered
+    }
+
     /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength` bytes.
     private func writeBack(_ files: StoreFiles, incomingLength: Int, needSync: Bool) throws(MappedKVError) {
         let currentSize = files.dataFileSize
@@ -808,41 +871,38 @@ final class StoreCore {
         _ files: StoreFiles, needSync: Bool, transform: ValueTransform? = nil, flags: MetaFlags? = nil,
         staleEnd: Int? = nil, chooseFileSize: (Int) -> Int?
     ) throws(MappedKVError) {
-        var fresh: [UInt8] = []
-        fresh.reserveCapacity(mirror.count + (transform == nil ? 0 : index.count * ExpirySuffix.length))
-        fresh.append(contentsOf: ItemSizeHolder.random())
-        var newSlots: [ValueSlot?] = []
-        newSlots.reserveCapacity(index.count)
         let now = expiryEnabled ? configuration.clock.now() : 0
+        var live: [ValueSlot] = []
+        live.reserveCapacity(index.count)
+        for slot in liveSlotsInFileOrder() where liveValueRange(slot, now: now) != nil { live.append(slot) }  // expired: dropped, as MMKV's filterExpiredKeys does
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(mirror.count + (transform == nil ? 0 : live.count * ExpirySuffix.length))
+        fresh.append(contentsOf: ItemSizeHolder.random())
+        var newIndex = KeyIndex(minimumCapacity: live.count, hasher: index.hasher)
         mirror.withUnsafeBytes { old in
-            for slot in index.values {
-                if expiryEnabled, liveValueRange(slot, now: now) == nil {
-                    newSlots.append(nil)  // expired: dropped, as MMKV's filterExpiredKeys does
-                    continue
-                }
+            for slot in live {
                 let start = fresh.count
+                let key = UnsafeRawBufferPointer(rebasing: old[slot.keyRange])
                 guard let transform else {
                     fresh.append(contentsOf: old[slot.recordRange])
-                    newSlots.append(ValueSlot(
-                        recordStart: UInt32(start),
-                        valueStart: UInt32(start + Int(slot.valueStart - slot.recordStart)),
-                        valueLength: slot.valueLength))
+                    newIndex.insertNew(slot.moved(by: start - slot.recordStart), hash: newIndex.hash(key))
                     continue
                 }
-                var cursor = ByteCursor(old, position: slot.recordRange.lowerBound)
-                let keyLength = (try? cursor.readLength()) ?? 0
                 var value = Array(old[slot.valueRange])
                 switch transform {
                 case .addExpiry(let time): ExpirySuffix.append(time, to: &value)
                 case .removeExpiry: if value.count > ExpirySuffix.length { value.removeLast(ExpirySuffix.length) }
                 }
-                Varint.append(UInt64(keyLength), to: &fresh)
-                fresh.append(contentsOf: old[cursor.position..<(cursor.position + keyLength)])
+                Varint.append(UInt64(key.count), to: &fresh)
+                let keyStart = fresh.count
+                fresh.append(contentsOf: key)
                 Varint.append(UInt64(value.count), to: &fresh)
                 let valueStart = fresh.count
                 fresh.append(contentsOf: value)
-                newSlots.append(ValueSlot(
-                    recordStart: UInt32(start), valueStart: UInt32(valueStart), valueLength: UInt32(value.count)))
+                let newSlot = ValueSlot(
+                    keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
+                    keyLength: slot.keyLength, keyOffset: UInt8(keyStart - start))
+                newIndex.insertNew(newSlot, hash: newIndex.hash(key))
             }
         }
         guard let newFileSize = chooseFileSize(fresh.count) else {
@@ -865,14 +925,9 @@ final class StoreCore {
                    staleEnd: staleEnd ?? mirror.count, sync: needSync)
         meta = newMeta
         mirror = fresh
+        mirror.reserveCapacity(files.dataFileSize - 4)
+        index = newIndex
         if let newCipher { cipher = newCipher.stream }
-        var position = 0
-        var expiredKeys: [IndexKey] = []
-        for slotIndex in index.indices {
-            if let slot = newSlots[position] { index.values[slotIndex] = slot } else { expiredKeys.append(index.keys[slotIndex]) }
-            position += 1
-        }
-        for key in expiredKeys { index.removeValue(forKey: key) }
         if let flags { expiryEnabled = flags.contains(.keyExpiry) }
         recordCount = index.count
         logger.debug("full write-back", metadata: [

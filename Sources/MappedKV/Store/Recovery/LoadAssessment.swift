@@ -10,7 +10,7 @@ struct SoundRegion {
     /// The plain text of the region.
     var plain: [UInt8]
     /// The live keys.
-    var index: [IndexKey: ValueSlot]
+    var index: KeyIndex
     /// Records decoded, deletions included.
     var recordCount: Int
     /// The cipher stream positioned at the end of the region, for an encrypted store.
@@ -93,7 +93,7 @@ enum LoadAssessment {
         let fileSize = dataFile.count
         let capacity = max(0, fileSize - 4)
         let stored = fileSize > 4 ? UnsafeRawBufferPointer(rebasing: dataFile[4...]) : UnsafeRawBufferPointer(start: nil, count: 0)
-        let empty = SoundRegion(meta: meta, header: header, plain: [], index: [:], recordCount: 0, cipher: key.map { StoreCore.stream(for: meta, key: $0) }, repair: nil)
+        let empty = SoundRegion(meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0, cipher: key.map { StoreCore.stream(for: meta, key: $0) }, repair: nil)
 
         if RegionValidator.isBlankMetaOverData(meta: meta, dataFile: dataFile) {
             let proposal = RecoveryProposal(basis: .nothing, keptBytes: 0, keptRecords: 0, keptKeys: 0,
@@ -162,11 +162,16 @@ enum LoadAssessment {
     private static func decodeStrictly(
         _ stored: Slice<UnsafeRawBufferPointer>, meta: MetaInfo, header: UInt32, key: CryptKey?, repair: LosslessRepair?
     ) -> LoadAssessment {
-        var plain = [UInt8](UnsafeRawBufferPointer(rebasing: stored))
+        // The mirror gets the whole region's capacity, so appends up to the file's end never reallocate it.
+        let source = UnsafeRawBufferPointer(rebasing: stored)
+        var plain = [UInt8](unsafeUninitializedCapacity: max(stored.base.count, source.count)) { buffer, count in
+            if let base = source.baseAddress, !source.isEmpty { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: source.count) }
+            count = source.count
+        }
         let cipher = key.map { StoreCore.stream(for: meta, key: $0) }
         if let cipher { plain.withUnsafeMutableBytes { cipher.decrypt($0) } }
-        var index: [IndexKey: ValueSlot] = [:]
-        let (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: plain, start: 0)
+        var index = KeyIndex()
+        let (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: plain, start: 0, checksUTF8: key != nil)
         let region = SoundRegion(meta: meta, header: header, plain: plain, index: index,
                                  recordCount: summary.recordCount, cipher: cipher, repair: repair)
         let implausible = plain.withUnsafeBytes(RegionValidator.implausibleHolder)
@@ -176,19 +181,19 @@ enum LoadAssessment {
         let keyCheck: FormatError? = key == nil ? nil : implausible ?? (hasNonUTF8Key ? .invalidUTF8 : nil)
         guard let error = summary.error ?? keyCheck else { return .sound(region) }
         let suspectsKey = key != nil || summary.recordCount == 0
-        let empty = SoundRegion(meta: meta, header: header, plain: [], index: [:], recordCount: 0, cipher: nil, repair: nil)
+        let empty = SoundRegion(meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0, cipher: nil, repair: nil)
         if suspectsKey {
             return .damaged(wrongKey(reason: .undecodable(error), droppedBytes: plain.count, empty: empty))
         }
         // Keep the records before the bad one: the CRC covers them.
         var keptPlain = Array(plain[0..<summary.validEnd])
-        var keptIndex: [IndexKey: ValueSlot] = [:]
+        var keptIndex = KeyIndex()
         let keptSummary = StoreCore.buildIndex(&keptIndex, from: keptPlain, start: 0).summary
         keptPlain = keptSummary.error == nil ? keptPlain : []
         var keptMeta = meta
         keptMeta.actualSize = UInt32(keptPlain.count)
         keptMeta.crcDigest = CRC32.update(0, UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(rebasing: stored)[0..<keptPlain.count]))
-        let kept = SoundRegion(meta: keptMeta, header: header, plain: keptPlain, index: keptSummary.error == nil ? keptIndex : [:],
+        let kept = SoundRegion(meta: keptMeta, header: header, plain: keptPlain, index: keptSummary.error == nil ? keptIndex : KeyIndex(),
                                recordCount: keptSummary.recordCount, cipher: nil, repair: nil)
         let proposal = RecoveryProposal(
             basis: .decodablePrefix, keptBytes: kept.plain.count, keptRecords: kept.recordCount, keptKeys: kept.index.count,
@@ -209,7 +214,7 @@ enum LoadAssessment {
         region.meta.actualSize = 0
         region.meta.crcDigest = 0
         region.plain = []
-        region.index = [:]
+        region.index = KeyIndex()
         region.recordCount = 0
         return region
     }

@@ -54,7 +54,7 @@ extension ByteCursor {
     public mutating func readString() throws(FormatError) -> String {
         let length = try readLength()
         let bytes = try readBytes(length)
-        guard let string = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8 }
+        guard let string = UTF8Check.string(validating: bytes) else { throw .invalidUTF8 }
         return string
     }
 }

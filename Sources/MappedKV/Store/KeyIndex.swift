@@ -166,6 +166,15 @@ struct KeyIndex {
         }
     }
 
+    /// Replaces every slot with `body(slot)`, which must be the same key's record (moved).
+    mutating func relocateSlots(_ body: (ValueSlot) -> ValueSlot) {
+        entries.withUnsafeMutableBufferPointer { buckets in
+            for position in buckets.indices where !buckets[position].isEmpty {
+                buckets[position].slot = body(buckets[position].slot)
+            }
+        }
+    }
+
     /// Calls `body` with every slot, in no particular order.
     func forEachSlot(_ body: (ValueSlot) throws -> Void) rethrows {
         for entry in entries where !entry.isEmpty { try body(entry.slot) }

@@ -24,12 +24,14 @@ final class StoreCore {
     /// Raised when a change by another process is noticed, so the API layer can report it.
     let signal: ChangeSignal
 
+    // The state every set and get touches. Debug builds check exclusive access dynamically, so the
+    // test suite catches any overlapping access; release builds skip the checks (they cost about
+    // 15% of a set), which is sound because every call runs under ``MappedKV``'s lock and no
+    // method modifies one of these while another access to it is in progress.
+#if DEBUG
     private var files: StoreFiles?
-    private var closedReason: String?
     /// The meta as this instance last wrote or verified it.
     private(set) var meta: MetaInfo
-    /// The data file's header as loaded.
-    private(set) var header: UInt32
     /// The plaintext data region, `[0, actualSize)`.
     private(set) var mirror: [UInt8]
     /// The live keys, as slots in ``mirror``.
@@ -38,16 +40,30 @@ final class StoreCore {
     private(set) var recordCount: Int
     /// Whether every value carries MMKV's 4-byte expiry suffix (meta flag bit 0).
     private(set) var expiryEnabled: Bool
-    /// The lifetime of values set without one, in seconds; 0 is "never" (MMKV's `m_expiredInSeconds`).
-    private(set) var defaultExpiryDuration: UInt32 = 0
     /// A reusable buffer for encoding payloads, so a set allocates nothing once warm.
     private var scratch: [UInt8] = []
-    /// The store's key; it changes only through ``rekey(to:)`` and ``adoptKey(_:)``.
-    private(set) var cryptKey: CryptKey?
     /// The cipher stream positioned at the end of the region, for an encrypted store.
     private var cipher: CFBStream?
     /// The meta stamp in the file as of this instance's last load, catch-up or write.
     private var observed: MetaStamp
+#else
+    @exclusivity(unchecked) private var files: StoreFiles?
+    @exclusivity(unchecked) private(set) var meta: MetaInfo
+    @exclusivity(unchecked) private(set) var mirror: [UInt8]
+    @exclusivity(unchecked) private(set) var index: KeyIndex
+    @exclusivity(unchecked) private(set) var recordCount: Int
+    @exclusivity(unchecked) private(set) var expiryEnabled: Bool
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
+    @exclusivity(unchecked) private var cipher: CFBStream?
+    @exclusivity(unchecked) private var observed: MetaStamp
+#endif
+    private var closedReason: String?
+    /// The data file's header as loaded.
+    private(set) var header: UInt32
+    /// The lifetime of values set without one, in seconds; 0 is "never" (MMKV's `m_expiredInSeconds`).
+    private(set) var defaultExpiryDuration: UInt32 = 0
+    /// The store's key; it changes only through ``rekey(to:)`` and ``adoptKey(_:)``.
+    private(set) var cryptKey: CryptKey?
     /// Changes by other processes noticed and not yet reported.
     private var pendingChanges: [ExternalChange] = []
     /// What the last load that found damage did about it.
@@ -759,8 +775,15 @@ final class StoreCore {
         mirror.withUnsafeBytes { bytes in
             let stored = files.writeRegion(UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
             let crc = CRC32.update(meta.crcDigest, stored)
-            let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
-            files.writeMeta(meta, write)
+            if meta.version >= .flag {
+                // The common case: two 4-byte stores, without copying the meta struct.
+                meta.crcDigest = crc
+                meta.actualSize = UInt32(bytes.count)
+                files.writeCRCAndSize(crc: crc, actualSize: UInt32(bytes.count))
+            } else {
+                let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
+                files.writeMeta(meta, write)
+            }
         }
         recordCount += 1
         observed = files.metaStamp()
@@ -825,23 +848,15 @@ final class StoreCore {
         }
     }
 
-    /// The live slots in the order of their records in the mirror, so a write-back keeps the
-    /// records in the order they were written (and reads of neighbouring keys stay neighbours).
-    /// One pass marks each live record's start in a bit set, one framing pass over the mirror
-    /// collects the marked records.
-    private func liveSlotsInFileOrder() -> [ValueSlot] {
-        var isLive = [UInt64](repeating: 0, count: mirror.count / 64 + 1)
-        index.forEachSlot { slot in isLive[slot.recordStart >> 6] |= 1 << UInt64(slot.recordStart & 63) }
-        var ordered: [ValueSlot] = []
-        ordered.reserveCapacity(index.count)
+    /// Removes the keys whose values have expired from the index (their records are then dead).
+    private func dropExpiredKeys() {
+        let now = configuration.clock.now()
+        var expired: [ValueSlot] = []
+        index.forEachSlot { slot in if liveValueRange(slot, now: now) == nil { expired.append(slot) } }
+        guard !expired.isEmpty else { return }
         mirror.withUnsafeBytes { bytes in
-            _ = RecordDecoder.decode(bytes, from: 0, skipsHolder: true) { record in
-                if isLive[record.start >> 6] & (1 << UInt64(record.start & 63)) != 0 { ordered.append(ValueSlot(record)) }
-            }
+            for slot in expired { index.remove(UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange]), in: bytes) }
         }
-        // Every slot is a record of the mirror, so this holds; if it ever did not, sorting keeps every key.
-        guard ordered.count == index.count else { return index.slots.sorted { $0.keyStart < $1.keyStart } }
-        return ordered
     }
 
     /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength` bytes.
@@ -871,46 +886,68 @@ final class StoreCore {
         _ files: StoreFiles, needSync: Bool, transform: ValueTransform? = nil, flags: MetaFlags? = nil,
         staleEnd: Int? = nil, chooseFileSize: (Int) -> Int?
     ) throws(MappedKVError) {
-        let now = expiryEnabled ? configuration.clock.now() : 0
-        var live: [ValueSlot] = []
-        live.reserveCapacity(index.count)
-        for slot in liveSlotsInFileOrder() where liveValueRange(slot, now: now) != nil { live.append(slot) }  // expired: dropped, as MMKV's filterExpiredKeys does
-        var fresh: [UInt8] = []
-        fresh.reserveCapacity(mirror.count + (transform == nil ? 0 : live.count * ExpirySuffix.length))
-        fresh.append(contentsOf: ItemSizeHolder.random())
-        var newIndex = KeyIndex(minimumCapacity: live.count, hasher: index.hasher)
-        mirror.withUnsafeBytes { old in
-            for slot in live {
-                let start = fresh.count
-                let key = UnsafeRawBufferPointer(rebasing: old[slot.keyRange])
-                guard let transform else {
-                    fresh.append(contentsOf: old[slot.recordRange])
-                    newIndex.insertNew(slot.moved(by: start - slot.recordStart), hash: newIndex.hash(key))
-                    continue
-                }
-                var value = Array(old[slot.valueRange])
-                switch transform {
-                case .addExpiry(let time): ExpirySuffix.append(time, to: &value)
-                case .removeExpiry: if value.count > ExpirySuffix.length { value.removeLast(ExpirySuffix.length) }
-                }
-                Varint.append(UInt64(key.count), to: &fresh)
-                let keyStart = fresh.count
-                fresh.append(contentsOf: key)
-                Varint.append(UInt64(value.count), to: &fresh)
-                let valueStart = fresh.count
-                fresh.append(contentsOf: value)
-                let newSlot = ValueSlot(
-                    keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
-                    keyLength: slot.keyLength, keyOffset: UInt8(keyStart - start))
-                newIndex.insertNew(newSlot, hash: newIndex.hash(key))
+        if expiryEnabled { dropExpiredKeys() }  // as MMKV's filterExpiredKeys does
+        let holder = ItemSizeHolder.random()
+        let fresh: [UInt8]
+        let newFileSize: Int
+        var plan: CompactionPlan?
+        var rebuilt: KeyIndex?
+        if transform == nil, let compaction = mirror.withUnsafeBytes({ CompactionPlan(region: $0, slots: index) }) {
+            // Copy the runs of live records, in file order, into a mirror sized for the new file.
+            let length = holder.count + compaction.liveLength
+            guard let size = chooseFileSize(length) else {
+                throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
             }
-        }
-        guard let newFileSize = chooseFileSize(fresh.count) else {
-            throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
+            fresh = mirror.withUnsafeBytes { old in
+                [UInt8](unsafeUninitializedCapacity: max(length, size - 4)) { buffer, count in
+                    let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+                    holder.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: holder.count) }
+                    var written = holder.count
+                    for run in compaction.runs {
+                        (base + written).copyMemory(from: old.baseAddress! + run.start, byteCount: run.length)
+                        written += run.length
+                    }
+                    count = written
+                }
+            }
+            newFileSize = size
+            plan = compaction
+        } else {
+            var copy = holder
+            var newIndex = KeyIndex(minimumCapacity: index.count, hasher: index.hasher)
+            mirror.withUnsafeBytes { old in
+                for slot in index.slots.sorted(by: { $0.keyStart < $1.keyStart }) {
+                    let start = copy.count
+                    let key = UnsafeRawBufferPointer(rebasing: old[slot.keyRange])
+                    var value = Array(old[slot.valueRange])
+                    switch transform {
+                    case .addExpiry(let time): ExpirySuffix.append(time, to: &value)
+                    case .removeExpiry: if value.count > ExpirySuffix.length { value.removeLast(ExpirySuffix.length) }
+                    case nil: break
+                    }
+                    Varint.append(UInt64(key.count), to: &copy)
+                    let keyStart = copy.count
+                    copy.append(contentsOf: key)
+                    Varint.append(UInt64(value.count), to: &copy)
+                    let valueStart = copy.count
+                    copy.append(contentsOf: value)
+                    let newSlot = ValueSlot(
+                        keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
+                        keyLength: slot.keyLength, keyOffset: UInt8(keyStart - start))
+                    newIndex.insertNew(newSlot, hash: newIndex.hash(key))
+                }
+            }
+            guard let size = chooseFileSize(copy.count) else {
+                throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
+            }
+            copy.reserveCapacity(size - 4)
+            fresh = copy
+            newFileSize = size
+            rebuilt = newIndex
         }
         // An encrypted region is one stream from a fresh IV at position 0.
         let newCipher = freshCipher()
-        var stored = fresh
+        var stored = fresh  // shares the storage unless it is encrypted
         if let newCipher { stored.withUnsafeMutableBytes { newCipher.stream.encrypt($0) } }
         let crc = stored.withUnsafeBytes { CRC32.update(0, $0) }
         var newMeta = meta
@@ -925,8 +962,12 @@ final class StoreCore {
                    staleEnd: staleEnd ?? mirror.count, sync: needSync)
         meta = newMeta
         mirror = fresh
-        mirror.reserveCapacity(files.dataFileSize - 4)
-        index = newIndex
+        if let plan {
+            let holderLength = holder.count
+            index.relocateSlots { slot in slot.moved(by: holderLength + plan.newStart(ofRecordAt: slot.recordStart) - slot.recordStart) }
+        } else if let rebuilt {
+            index = rebuilt
+        }
         if let newCipher { cipher = newCipher.stream }
         if let flags { expiryEnabled = flags.contains(.keyExpiry) }
         recordCount = index.count

@@ -277,13 +277,19 @@ final class StoreFiles {
             recorder?.record(.meta(offset: MetaInfo.Offset.sequence + 4, bytes: Array(bytes[(MetaInfo.Offset.sequence + 4)...])))
             writeSequence(info.sequence)
         case .crcAndSizeOnly:
-            atomicMemoryFence(ordering: .releasing)
-            meta.bytes.storeBytes(of: info.crcDigest.littleEndian, toByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self)
-            recorder?.record(.meta(offset: MetaInfo.Offset.crcDigest, bytes: littleEndianBytes(info.crcDigest)))
-            atomicMemoryFence(ordering: .releasing)
-            meta.bytes.storeBytes(of: info.actualSize.littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
-            recorder?.record(.meta(offset: MetaInfo.Offset.actualSize, bytes: littleEndianBytes(info.actualSize)))
+            writeCRCAndSize(crc: info.crcDigest, actualSize: info.actualSize)
         }
+    }
+
+    /// Stores the meta's CRC, then its size (two aligned 4-byte stores, in MMKV's order), as an append does.
+    func writeCRCAndSize(crc: UInt32, actualSize: UInt32) {
+        precondition(!isReadOnly && meta.length >= MetaInfo.size, "meta file not sized for writing")
+        atomicMemoryFence(ordering: .releasing)
+        meta.bytes.storeBytes(of: crc.littleEndian, toByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self)
+        recorder?.record(.meta(offset: MetaInfo.Offset.crcDigest, bytes: littleEndianBytes(crc)))
+        atomicMemoryFence(ordering: .releasing)
+        meta.bytes.storeBytes(of: actualSize.littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
+        recorder?.record(.meta(offset: MetaInfo.Offset.actualSize, bytes: littleEndianBytes(actualSize)))
     }
 
     /// Stores only the meta's sequence (one aligned 4-byte store), after every earlier store.

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import MappedKVIO
 
 /// The live keys of a store: an open-addressing hash table of ``ValueSlot``s whose keys are byte
 /// ranges of the plaintext mirror.
@@ -38,7 +39,7 @@ struct KeyIndex {
     /// An empty index with room for `minimumCapacity` keys before it grows.
     init(minimumCapacity: Int = 0, hasher: KeyHasher = KeyHasher()) {
         self.hasher = hasher
-        if minimumCapacity > 0 { entries = Array(repeating: .empty, count: Self.bucketCount(for: minimumCapacity)) }
+        if minimumCapacity > 0 { entries = Self.emptyBuckets(Self.bucketCount(for: minimumCapacity)) }
     }
 
     /// Whether the index holds no keys.
@@ -152,10 +153,20 @@ struct KeyIndex {
         recordBytes = 0
     }
 
+    /// `count` empty buckets; a table of several megabytes asks for huge pages first.
+    private static func emptyBuckets(_ count: Int) -> [Entry] {
+        [Entry](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let bytes = UnsafeMutableRawBufferPointer(buffer)
+            if bytes.count >= 2 * MemoryAdvice.hugePageSize { MemoryAdvice.preferHugePages(bytes) }
+            buffer.initialize(repeating: .empty)
+            initialized = count
+        }
+    }
+
     /// Rehashes into `bucketCount` buckets, from the stored hashes.
     private mutating func grow(to bucketCount: Int) {
         let old = entries
-        entries = Array(repeating: .empty, count: bucketCount)
+        entries = Self.emptyBuckets(bucketCount)
         let mask = bucketCount - 1
         entries.withUnsafeMutableBufferPointer { buckets in
             for entry in old where !entry.isEmpty {

@@ -836,7 +836,7 @@ final class StoreCore {
             files.writeSequence(meta.sequence)
         }
         observed = files.metaStamp()
-        mirror.reserveCapacity(newSize - 4)
+        mirror = mirror.withUnsafeBytes { MirrorBuffer.make(copying: $0, capacity: newSize - 4) }
         logger.debug("grew the data file", metadata: ["id": "\(location.id)", "fileSize": "\(newSize)", "sequence": "\(meta.sequence)"])
     }
 
@@ -899,15 +899,14 @@ final class StoreCore {
                 throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
             }
             fresh = mirror.withUnsafeBytes { old in
-                [UInt8](unsafeUninitializedCapacity: max(length, size - 4)) { buffer, count in
-                    let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+                MirrorBuffer.make(capacity: max(length, size - 4)) { base in
                     holder.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: holder.count) }
                     var written = holder.count
                     for run in compaction.runs {
                         (base + written).copyMemory(from: old.baseAddress! + run.start, byteCount: run.length)
                         written += run.length
                     }
-                    count = written
+                    return written
                 }
             }
             newFileSize = size
@@ -940,8 +939,7 @@ final class StoreCore {
             guard let size = chooseFileSize(copy.count) else {
                 throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
             }
-            copy.reserveCapacity(size - 4)
-            fresh = copy
+            fresh = copy.withUnsafeBytes { MirrorBuffer.make(copying: $0, capacity: size - 4) }
             newFileSize = size
             rebuilt = newIndex
         }

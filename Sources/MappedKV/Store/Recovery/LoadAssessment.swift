@@ -163,11 +163,7 @@ enum LoadAssessment {
         _ stored: Slice<UnsafeRawBufferPointer>, meta: MetaInfo, header: UInt32, key: CryptKey?, repair: LosslessRepair?
     ) -> LoadAssessment {
         // The mirror gets the whole region's capacity, so appends up to the file's end never reallocate it.
-        let source = UnsafeRawBufferPointer(rebasing: stored)
-        var plain = [UInt8](unsafeUninitializedCapacity: max(stored.base.count, source.count)) { buffer, count in
-            if let base = source.baseAddress, !source.isEmpty { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: base, byteCount: source.count) }
-            count = source.count
-        }
+        var plain = MirrorBuffer.make(copying: UnsafeRawBufferPointer(rebasing: stored), capacity: stored.base.count)
         let cipher = key.map { StoreCore.stream(for: meta, key: $0) }
         if let cipher { plain.withUnsafeMutableBytes { cipher.decrypt($0) } }
         var index = KeyIndex()

@@ -7,7 +7,8 @@
 public final class CFBStream {
     private let cipher: AESBlockCipher
     /// Holds the current keystream block, overwritten byte by byte with ciphertext as it is produced.
-    private var register: [UInt8]
+    /// 16 bytes owned by this stream (a fixed buffer: no array checks on the per-byte path).
+    private let register: UnsafeMutablePointer<UInt8>
     /// How many bytes of the current block have been used (0 to 15).
     private var num: Int
     /// The stream offset of the next byte.
@@ -17,7 +18,8 @@ public final class CFBStream {
     public init(key: CryptKey, iv: [UInt8]) {
         precondition(iv.count == 16, "an AES-CFB IV is 16 bytes")
         cipher = AESBlockCipher(key: key)
-        register = iv
+        register = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
+        register.initialize(from: iv, count: 16)
         num = 0
         offset = 0
     }
@@ -31,7 +33,7 @@ public final class CFBStream {
         let position = ciphertext.count
         let blockStart = position / 16 * 16
         if blockStart >= 16 {
-            register = Array(ciphertext[(blockStart - 16)..<blockStart])
+            UnsafeMutableRawPointer(register).copyMemory(from: ciphertext.baseAddress! + blockStart - 16, byteCount: 16)
         }
         offset = blockStart
         // Feed the partial block's existing ciphertext through the decryptor: that leaves exactly the
@@ -42,15 +44,18 @@ public final class CFBStream {
         }
     }
 
+    deinit { register.deallocate() }
+
     /// An independent copy of this stream's state.
     public func copy() -> CFBStream {
         let twin = CFBStream(cipher: cipher, register: register, num: num, offset: offset)
         return twin
     }
 
-    private init(cipher: AESBlockCipher, register: [UInt8], num: Int, offset: Int) {
+    private init(cipher: AESBlockCipher, register: UnsafeMutablePointer<UInt8>, num: Int, offset: Int) {
         self.cipher = cipher
-        self.register = register
+        self.register = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
+        self.register.initialize(from: register, count: 16)
         self.num = num
         self.offset = offset
     }
@@ -72,32 +77,69 @@ public final class CFBStream {
         guard let input = source.baseAddress?.assumingMemoryBound(to: UInt8.self),
               let data = destination.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { return }
         let count = source.count
-        register.withUnsafeMutableBufferPointer { state in
-            let reg = state.baseAddress!
-            var index = 0
-            while index < count {
-                if num == 0 {
-                    // A new block: its keystream is the encryption of the previous ciphertext block.
-                    cipher.encryptBlocks(reg, reg, count: 16)
-                    if count - index >= 16 {
-                        for j in 0..<16 {
-                            let inputByte = input[index + j]
-                            let output = inputByte ^ reg[j]
-                            data[index + j] = output
-                            reg[j] = encrypting ? output : inputByte
-                        }
-                        index += 16
-                        continue  // num stays 0: the register now holds this block's ciphertext
-                    }
-                }
-                let inputByte = input[index]
-                let output = inputByte ^ reg[num]
-                data[index] = output
-                reg[num] = encrypting ? output : inputByte
-                num = (num + 1) & 15
-                index += 1
+        let reg = register
+        var index = 0
+        // The position within the block lives in a local for the loop, not in the object.
+        var position = num
+        // Long runs of whole blocks go to libcrypto in bulk; short appends take the loop below.
+        if position == 0 && count >= Self.bulkThreshold {
+            let whole = count / 16 * 16
+            if encrypting {
+                cipher.cfbEncrypt(iv: reg, input, data, count: whole)
+                reg.update(from: data + whole - 16, count: 16)
+            } else {
+                decryptWholeBlocks(input, data, count: whole, register: reg)
             }
+            index = whole
         }
+        while index < count {
+            if position == 0 {
+                // A new block: its keystream is the encryption of the previous ciphertext block.
+                cipher.encryptBlocks(reg, reg, count: 16)
+                if count - index >= 16 {
+                    for j in 0..<16 {
+                        let inputByte = input[index + j]
+                        let output = inputByte ^ reg[j]
+                        data[index + j] = output
+                        reg[j] = encrypting ? output : inputByte
+                    }
+                    index += 16
+                    continue  // the position stays 0: the register now holds this block's ciphertext
+                }
+            }
+            let inputByte = input[index]
+            let output = inputByte ^ reg[position]
+            data[index] = output
+            reg[position] = encrypting ? output : inputByte
+            position = (position + 1) & 15
+            index += 1
+        }
+        num = position
         offset += count
+    }
+
+    /// Below this many bytes, the per-block loop is as fast as a bulk call.
+    static let bulkThreshold = 256
+
+    /// Decrypts `count` bytes (a multiple of 16) at a block boundary. Unlike encryption, CFB
+    /// decryption needs no chaining: keystream block k is the encryption of ciphertext block
+    /// k - 1 (of the register for k = 0), all known in advance, so whole chunks of keystream come
+    /// from one ECB call that libcrypto pipelines. Leaves the last ciphertext block in the register.
+    private func decryptWholeBlocks(
+        _ input: UnsafePointer<UInt8>, _ data: UnsafeMutablePointer<UInt8>, count: Int, register reg: UnsafeMutablePointer<UInt8>
+    ) {
+        let chunkBytes = 64 * 1024
+        let keystream = UnsafeMutablePointer<UInt8>.allocate(capacity: min(count, chunkBytes))
+        defer { keystream.deallocate() }
+        var done = 0
+        while done < count {
+            let chunk = min(count - done, chunkBytes)
+            // Keystream before any output: with input == data, the output overwrites the ciphertext.
+            cipher.encryptBlocks(reg, keystream, count: 16)
+            if chunk > 16 { cipher.encryptBlocks(input + done, keystream + 16, count: chunk - 16) }
+            reg.update(from: input + done + chunk - 16, count: 16)
+            for byte in 0..<chunk { data[done + byte] = input[done + byte] ^ keystream[byte] }
+            done += chunk
+        }
     }
 }

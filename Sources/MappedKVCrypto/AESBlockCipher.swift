@@ -32,9 +32,10 @@ final class AESBlockCipher {
     /// Encrypts `count` bytes (a multiple of 16) from `input` into `output`, block by block.
     func encryptBlocks(_ input: UnsafePointer<UInt8>, _ output: UnsafeMutablePointer<UInt8>, count: Int) {
         precondition(count % 16 == 0 && count <= Int(Int32.max))
-        var written: Int32 = 0
-        let ok = EVP_EncryptUpdate(context, output, &written, input, Int32(count))
-        precondition(ok == 1 && Int(written) == count, "AES block encryption failed")
+        // EVP_Cipher skips EVP_EncryptUpdate's buffering layer (a third of its cost per block);
+        // with a provider cipher it returns the byte count, with a legacy one 1.
+        let result = EVP_Cipher(context, output, input, UInt32(count))
+        precondition(result == Int32(count) || result == 1, "AES block encryption failed")
     }
 
     /// Encrypts `count` bytes (a multiple of 16) in CFB128 mode starting from `iv`, in libcrypto

@@ -1,12 +1,35 @@
 import MappedKV
 
-/// MappedKV in single-process mode, unencrypted: the configuration `mappedkv bench` uses.
-final class MappedKVStore: BenchStore {
-    static let storeID = "bench"
+/// How a MappedKV store in the comparison is opened.
+protocol MappedKVVariant {
+    /// The configuration every open of the store uses.
+    static var configuration: Configuration { get }
+}
+
+/// Single-process, unencrypted: the configuration `mappedkv bench` uses by default.
+enum PlainVariant: MappedKVVariant {
+    static var configuration: Configuration { Configuration() }
+}
+
+/// Multi-process mode: every write takes the flock, every read compares the meta stamp
+/// (`mappedkv bench --multi-process`).
+enum MultiProcessVariant: MappedKVVariant {
+    static var configuration: Configuration { Configuration(isMultiProcess: true) }
+}
+
+/// AES-128-CFB, single-process (`mappedkv bench --crypt-key bench-key`).
+enum EncryptedVariant: MappedKVVariant {
+    static let key = CryptKey(Array("bench-key".utf8), aes256: false)
+    static var configuration: Configuration { Configuration(cryptKey: key) }
+}
+
+/// MappedKV opened as `Variant` says.
+final class MappedKVStore<Variant: MappedKVVariant>: BenchStore {
+    static var storeID: String { "bench" }
     let store: MappedKV
 
     init(directory: String) throws {
-        store = try MappedKV(id: Self.storeID, directory: directory)
+        store = try MappedKV(id: Self.storeID, directory: directory, configuration: Variant.configuration)
     }
 
     // Not inlined: inlined into the specialized driver, these two were still called through the
@@ -34,7 +57,7 @@ final class MappedKVStore: BenchStore {
     /// The open reads, checks (CRC, sizes, decoding) and indexes every record, as in
     /// `mappedkv bench`; `count` then reports the keys loaded.
     static func reopenAndLoad(directory: String) throws -> LoadedEntries {
-        let reopened = try MappedKV(id: storeID, directory: directory)
+        let reopened = try MappedKV(id: storeID, directory: directory, configuration: Variant.configuration)
         defer { reopened.close() }
         return LoadedEntries(count: try reopened.count, sum: nil)
     }

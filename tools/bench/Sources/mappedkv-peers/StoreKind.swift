@@ -2,11 +2,16 @@ import ArgumentParser
 
 /// The stores `--stores` can name.
 enum StoreKind: String, CaseIterable, ExpressibleByArgument {
-    case mappedkv, sqlite, lmdb, userdefaults
+    case mappedkv
+    case mappedkvMultiProcess = "mappedkv-mp"
+    case mappedkvEncrypted = "mappedkv-enc"
+    case sqlite, lmdb, userdefaults
 
     var displayName: String {
         switch self {
         case .mappedkv: "MappedKV"
+        case .mappedkvMultiProcess: "MappedKV multi-process"
+        case .mappedkvEncrypted: "MappedKV AES-128"
         case .sqlite: "SQLite"
         case .lmdb: "LMDB"
         case .userdefaults: "UserDefaults"
@@ -18,6 +23,11 @@ enum StoreKind: String, CaseIterable, ExpressibleByArgument {
         switch self {
         case .mappedkv:
             "single-process, unencrypted; a set appends to the mapped file (no fsync; full write-backs msync)"
+        case .mappedkvMultiProcess:
+            "as MappedKV, in multi-process mode: every write takes the exclusive flock and checks the meta and file size, "
+                + "every read compares the meta stamp in the shared mapping (no system call when nothing changed)"
+        case .mappedkvEncrypted:
+            "as MappedKV, encrypted with AES-128-CFB (libcrypto): appends encrypt as they are written, loads decrypt the region"
         case .sqlite:
             "libsqlite3 \(SQLiteStore.libraryVersion), WAL, synchronous=NORMAL, WITHOUT ROWID table kv(key TEXT PRIMARY KEY, value BLOB), "
                 + "prepared statements, one autocommit statement per operation; reopen_load = open + SELECT value FROM kv"
@@ -36,7 +46,9 @@ enum StoreKind: String, CaseIterable, ExpressibleByArgument {
     /// type, so each store's loops are specialized.
     func run(data: WorkloadData, n: Int, directory: String) throws -> RoundResult {
         switch self {
-        case .mappedkv: try Workloads.run(MappedKVStore.self, data: data, n: n, directory: directory)
+        case .mappedkv: try Workloads.run(MappedKVStore<PlainVariant>.self, data: data, n: n, directory: directory)
+        case .mappedkvMultiProcess: try Workloads.run(MappedKVStore<MultiProcessVariant>.self, data: data, n: n, directory: directory)
+        case .mappedkvEncrypted: try Workloads.run(MappedKVStore<EncryptedVariant>.self, data: data, n: n, directory: directory)
         case .sqlite: try Workloads.run(SQLiteStore.self, data: data, n: n, directory: directory)
         case .lmdb: try Workloads.run(LMDBStore.self, data: data, n: n, directory: directory)
         case .userdefaults: try Workloads.run(UserDefaultsStore.self, data: data, n: n, directory: directory)

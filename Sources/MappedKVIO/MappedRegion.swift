@@ -5,30 +5,41 @@ import Glibc
 /// The mapping is released by ``unmap()`` or when the region is deinitialized. Never touch
 /// ``bytes`` beyond ``length``: that length was checked against the file when it was mapped.
 public final class MappedRegion {
+    /// Where the current mapping is recorded. Every append and every multi-process read loads it,
+    /// so it lives behind a pointer fixed for the region's life rather than in a `var`, whose
+    /// every access from another module pays a dynamic exclusivity check. The owner serializes
+    /// all use of a region.
+    @usableFromInline let current: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>
+
     /// The mapped bytes.
-    public private(set) var bytes: UnsafeMutableRawBufferPointer
+    @inlinable public var bytes: UnsafeMutableRawBufferPointer { current.pointee }
     /// Whether the mapping allows writes.
     public let isWritable: Bool
     /// The path of the mapped file, for error messages.
     public let path: String
 
     /// The number of mapped bytes.
-    public var length: Int { bytes.count }
+    @inlinable public var length: Int { bytes.count }
 
     /// Maps `length` bytes of `file` from offset 0 with `MAP_SHARED`.
     public init(file: FileDescriptor, length: Int, writable: Bool) throws(SystemError) {
         self.isWritable = writable
         self.path = file.path
-        self.bytes = try Self.map(file: file, length: length, writable: writable)
+        let mapping = try Self.map(file: file, length: length, writable: writable)
+        current = UnsafeMutablePointer<UnsafeMutableRawBufferPointer>.allocate(capacity: 1)
+        current.initialize(to: mapping)
     }
 
-    deinit { unmap() }
+    deinit {
+        unmap()
+        current.deallocate()
+    }
 
     /// Replaces the mapping with one of `length` bytes of `file`.
     public func remap(file: FileDescriptor, length: Int) throws(SystemError) {
         let fresh = try Self.map(file: file, length: length, writable: isWritable)
         unmap()
-        bytes = fresh
+        current.pointee = fresh
     }
 
     /// Writes dirty pages back to the file and waits for the write.
@@ -40,7 +51,7 @@ public final class MappedRegion {
     /// Releases the mapping; later accesses see an empty region.
     public func unmap() {
         if let base = bytes.baseAddress, !bytes.isEmpty { munmap(base, bytes.count) }
-        bytes = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        current.pointee = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     }
 
     private static func map(file: FileDescriptor, length: Int, writable: Bool) throws(SystemError) -> UnsafeMutableRawBufferPointer {

@@ -559,16 +559,24 @@ final class StoreCore {
     /// Encodes `value` and appends it as the new record of `key`, expiring after `duration` seconds
     /// (nil: the store's default; 0: never) when key expiry is on.
     func set<V: PayloadCodable>(_ value: V, forKey key: String, expiresAfter duration: UInt32? = nil) throws(MappedKVError) {
+        // Payloads are encoded one after another into the scratch buffer, which is emptied only
+        // once it passes a few KiB (emptying an array costs more than a small set), and dropped
+        // when a large value left it with a large capacity.
         var buffer = scratch
         scratch = []
-        defer {
-            buffer.removeAll(keepingCapacity: true)
-            scratch = buffer
+        if buffer.count > Self.scratchLimit {
+            if buffer.capacity > 16 * Self.scratchLimit { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
         }
-        buffer.removeAll(keepingCapacity: true)
+        let start = buffer.count
+        defer { scratch = buffer }
         value.encodePayload(into: &buffer)
-        try buffer.withRawBytes { (payload) throws(MappedKVError) in try setPayload(payload, forKey: key, expiresAfter: duration) }
+        try buffer.withRawBytes { (all) throws(MappedKVError) in
+            try setPayload(UnsafeRawBufferPointer(rebasing: all[start...]), forKey: key, expiresAfter: duration)
+        }
     }
+
+    /// The bytes of encoded payloads the scratch buffer accumulates before it is emptied.
+    private static let scratchLimit = 4_096
 
     /// Appends a record holding `payload` (plus the expiry suffix when expiry is on) for `key`.
     func setPayload(_ payload: UnsafeRawBufferPointer, forKey key: String, expiresAfter duration: UInt32? = nil) throws(MappedKVError) {
@@ -595,7 +603,7 @@ final class StoreCore {
             let start = mirror.count
             Varint.append(UInt64(keyLength), to: &mirror)
             let keyStart = mirror.count
-            mirror.append(contentsOf: key.utf8)
+            Self.withBytes(of: key) { mirror.append(contentsOf: $0) }
             Varint.append(UInt64(valueLength), to: &mirror)
             let valueStart = mirror.count
             mirror.append(contentsOf: payload)

@@ -131,6 +131,13 @@ public final class CFBStream {
             UnsafeMutableRawPointer(keystream + byte).storeBytes(of: encrypting ? mixed : plain, as: UInt64.self)
             byte += 8
         }
+        if count - byte >= 4 {
+            let plain = UnsafeRawPointer(input + byte).loadUnaligned(as: UInt32.self)
+            let mixed = plain ^ UnsafeRawPointer(keystream + byte).loadUnaligned(as: UInt32.self)
+            UnsafeMutableRawPointer(output + byte).storeBytes(of: mixed, as: UInt32.self)
+            UnsafeMutableRawPointer(keystream + byte).storeBytes(of: encrypting ? mixed : plain, as: UInt32.self)
+            byte += 4
+        }
         while byte < count {
             let inputByte = input[byte]
             let mixed = inputByte ^ keystream[byte]
@@ -160,7 +167,12 @@ public final class CFBStream {
             cipher.encryptBlocks(reg, keystream, count: 16)
             if chunk > 16 { cipher.encryptBlocks(input + done, keystream + 16, count: chunk - 16) }
             reg.update(from: input + done + chunk - 16, count: 16)
-            for byte in 0..<chunk { data[done + byte] = input[done + byte] ^ keystream[byte] }
+            // Whole words (the chunk is a multiple of 16 bytes); the input may be the output.
+            for word in stride(from: 0, to: chunk, by: 8) {
+                let cipherWord = UnsafeRawPointer(input + done + word).loadUnaligned(as: UInt64.self)
+                let keyWord = UnsafeRawPointer(keystream + word).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(data + done + word).storeBytes(of: cipherWord ^ keyWord, as: UInt64.self)
+            }
             done += chunk
         }
     }

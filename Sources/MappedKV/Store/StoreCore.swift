@@ -630,7 +630,7 @@ final class StoreCore {
             if recordLength < spaceLeft(files) {
                 let start = mirror.count
                 Varint.append(UInt64(keyLength), to: &mirror)
-                mirror.append(contentsOf: key.utf8)
+                Self.withBytes(of: key) { mirror.append(contentsOf: $0) }
                 mirror.append(0)
                 commitAppend(files, from: start)
             } else if index.isEmpty {

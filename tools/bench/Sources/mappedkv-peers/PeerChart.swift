@@ -15,7 +15,8 @@ enum PeerChart {
         }
         let noteLines = notes.flatMap { Format.wrap($0, width: 165) }
         let width = 1000.0
-        let plotLeft = 90.0, plotRight = width - 20, plotTop = 110.0, plotBottom = 480.0
+        // The top leaves room for the tallest bar's value, written upwards.
+        let plotLeft = 90.0, plotRight = width - 20, plotTop = 150.0, plotBottom = 520.0
         let height = plotBottom + 62 + 16 * Double(noteLines.count)
         var svg = SVG(width: width, height: height)
 
@@ -26,8 +27,8 @@ enum PeerChart {
 
         // Legend, one row.
         var legendX = plotLeft
-        for (index, kind) in stores.enumerated() {
-            svg.rect(x: legendX, y: 70, width: 14, height: 14, fill: Palette.colours[index % Palette.colours.count])
+        for kind in stores {
+            svg.rect(x: legendX, y: 70, width: 14, height: 14, fill: kind.colour)
             let label = results.heading(kind)
             svg.text(label, x: legendX + 20, y: 82, size: 13)
             legendX += 40 + Double(label.count) * 7.2
@@ -59,9 +60,10 @@ enum PeerChart {
                 let x = groupLeft + Double(index) * barWidth
                 let top = scale.position(value)
                 svg.rect(x: x + 1, y: top, width: barWidth - 2, height: plotBottom - top,
-                         fill: Palette.colours[index % Palette.colours.count],
+                         fill: kind.colour,
                          tooltip: "\(kind.displayName) \(workload.rawValue): \(Format.duration(nanoseconds: value))")
-                svg.text(Format.duration(nanoseconds: value), x: x + barWidth / 2, y: top - 4, size: 9.5, anchor: .middle)
+                // Upright labels collide with six bars to a group; these run up from the bar's top.
+                svg.text(Format.duration(nanoseconds: value), x: x + barWidth / 2 + 3.5, y: top - 4, size: 10, rotation: -90)
             }
             let center = plotLeft + (Double(group) + 0.5) * groupWidth
             svg.text(workload.rawValue, x: center, y: plotBottom + 20, size: 13, anchor: .middle, bold: true)

@@ -18,6 +18,18 @@ enum StoreKind: String, CaseIterable, ExpressibleByArgument {
         }
     }
 
+    /// The store's colour in the chart: MappedKV's modes in shades of one blue, each peer its own hue.
+    var colour: String {
+        switch self {
+        case .mappedkv: "#1f5fa8"
+        case .mappedkvMultiProcess: "#5b9bd5"
+        case .mappedkvEncrypted: "#a9cbed"
+        case .sqlite: "#8e44ad"
+        case .lmdb: "#6c757d"
+        case .userdefaults: "#e07b00"
+        }
+    }
+
     /// How the store is configured and driven, for the report.
     var setup: String {
         switch self {

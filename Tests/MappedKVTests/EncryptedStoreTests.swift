@@ -200,6 +200,40 @@ import MappedKVFormat
         #expect(try store.count == 1)
     }
 
+    /// A plain store written by MMKV's C++ API may hold keys that are not UTF-8. Each is reachable
+    /// under the string `allKeys` shows (its UTF-8 repair), keys that repair alike are one key (the
+    /// last record wins, as for any key), and a set or remove by that name sticks across a reopen.
+    @Test func keysThatAreNotUTF8AreReachableByTheirRepairedName() throws {
+        // holder, then "a\xFF" = 7, "a\xFE" = 8 (both repair to "a\u{FFFD}"), "b\xC3" = 9
+        let region: [UInt8] = [0x00, 0x02, 0x61, 0xFF, 0x01, 0x07, 0x02, 0x61, 0xFE, 0x01, 0x08, 0x02, 0x62, 0xC3, 0x01, 0x09]
+        let dir = TemporaryDirectory("non-utf8-keys")
+        try writeStore(dir, region: region, key: nil)
+        let a = "a\u{FFFD}", b = "b\u{FFFD}"
+        do {
+            let store = try MappedKV(id: "s", directory: dir.path)
+            #expect(try store.allKeys == [a, b])
+            #expect(try store.count == 2)
+            #expect(try store.payload(forKey: a) == [0x08])
+            #expect(try store.payload(forKey: b) == [0x09])
+            // A full write-back keeps the live records' original key bytes and drops the dead one.
+            try store.rekey(to: nil)
+            let data = try #require(fileBytes(dir.file("s")))
+            let used = Int(try store.info().meta.actualSize)
+            let records = Array(data[4..<(4 + used)])
+            #expect(records.count > 10, "a holder and two records")
+            #expect(records.suffix(10).elementsEqual([0x02, 0x61, 0xFE, 0x01, 0x08, 0x02, 0x62, 0xC3, 0x01, 0x09]))
+            #expect(try store.allKeys == [a, b])
+            #expect(try store.payload(forKey: a) == [0x08])
+            try store.set(Int32(5), forKey: a)
+            try store.removeValue(forKey: b)
+            #expect(try store.allKeys == [a])
+        }
+        let reopened = try MappedKV(id: "s", directory: dir.path)
+        #expect(try reopened.allKeys == [a])
+        #expect(try reopened.int32(forKey: a) == 5)
+        #expect(try reopened.payload(forKey: b) == nil)
+    }
+
     @Test func aDecryptedHolderLongerThanFiveBytesIsRefused() throws {
         let region: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01, 0x61, 0x01, 0x07]
         let key = try #require(CryptKey(Array("k".utf8)))

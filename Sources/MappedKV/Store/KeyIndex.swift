@@ -71,13 +71,27 @@ struct KeyIndex {
         while true {
             let entry = entries[position]
             if entry.isEmpty { return nil }
-            if entry.hash == hash, Int(entry.slot.keyLength) == key.count,
-               Int(entry.slot.keyStart) + key.count <= mirror.count,
-               memcmp(mirrorBase + Int(entry.slot.keyStart), keyBase, key.count) == 0 {
-                return position
+            if entry.hash == hash {
+                if entry.slot.keyIsRepaired {
+                    if Self.repairedKey(entry.slot, in: mirror).elementsEqual(key) { return position }
+                } else if Int(entry.slot.keyLength) == key.count, Int(entry.slot.keyStart) + key.count <= mirror.count,
+                          memcmp(mirrorBase + Int(entry.slot.keyStart), keyBase, key.count) == 0 {
+                    return position
+                }
             }
             position = (position + 1) & mask
         }
+    }
+
+    /// The hash the table files `slot` under: of its key bytes in `mirror`, or of their repair.
+    func hash(of slot: ValueSlot, in mirror: UnsafeRawBufferPointer) -> UInt32 {
+        guard slot.keyIsRepaired else { return hash(UnsafeRawBufferPointer(rebasing: mirror[slot.keyRange])) }
+        return Self.repairedKey(slot, in: mirror).withUnsafeBytes { hash($0) }
+    }
+
+    /// The UTF-8 repair of a slot's key bytes (for a key that is not UTF-8).
+    private static func repairedKey(_ slot: ValueSlot, in mirror: UnsafeRawBufferPointer) -> [UInt8] {
+        Array(String(decoding: mirror[slot.keyRange], as: UTF8.self).utf8)
     }
 
     /// The slot of `key` (its UTF-8 bytes), or nil if it is absent.
@@ -91,7 +105,15 @@ struct KeyIndex {
     /// slot it replaced, or nil if the key is new.
     @discardableResult
     mutating func update(_ slot: ValueSlot, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
-        let key = UnsafeRawBufferPointer(rebasing: mirror[slot.keyRange])
+        if slot.keyIsRepaired {
+            return Self.repairedKey(slot, in: mirror).withUnsafeBytes { update(slot, key: $0, in: mirror) }
+        }
+        return update(slot, key: UnsafeRawBufferPointer(rebasing: mirror[slot.keyRange]), in: mirror)
+    }
+
+    /// Makes `slot` the record of `key` (its bytes, or their repair for a slot marked so).
+    @inline(__always)
+    private mutating func update(_ slot: ValueSlot, key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         let keyHash = hash(key)
         if let position = bucket(of: key, hash: keyHash, in: mirror) {
             let old = entries[position].slot
@@ -139,6 +161,13 @@ struct KeyIndex {
         count -= 1
         recordBytes -= removed.recordRange.count
         return removed
+    }
+
+    /// Removes the key of `slot` (a slot of this index, with its key bytes in `mirror`).
+    @discardableResult
+    mutating func remove(keyOf slot: ValueSlot, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
+        guard slot.keyIsRepaired else { return remove(UnsafeRawBufferPointer(rebasing: mirror[slot.keyRange]), in: mirror) }
+        return Self.repairedKey(slot, in: mirror).withUnsafeBytes { remove($0, in: mirror) }
     }
 
     /// Makes room for `keys` keys without growing again.

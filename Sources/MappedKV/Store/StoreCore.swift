@@ -261,19 +261,27 @@ final class StoreCore {
     }
 
     /// Decodes records of `mirror` from `start` into `index`; the last record of a key wins.
-    /// With `checksUTF8`, also says whether any key is not UTF-8 (a sign of a wrong key).
+    /// Also says whether any key is not UTF-8 (a sign of a wrong key, for an encrypted store);
+    /// such keys are filed under their UTF-8 repair (see ``ValueSlot/keyIsRepaired``).
     static func buildIndex(
-        _ index: inout KeyIndex, from mirror: [UInt8], start: Int, checksUTF8: Bool = false
+        _ index: inout KeyIndex, from mirror: [UInt8], start: Int
     ) -> (summary: DecodeSummary, hasNonUTF8Key: Bool) {
         var hasNonUTF8Key = false
         let summary = mirror.withUnsafeBytes { bytes in
             RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
                 let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyRange])
-                if checksUTF8 && !hasNonUTF8Key && !UTF8Check.isValid(key) { hasNonUTF8Key = true }
+                let isUTF8 = UTF8Check.isValid(key)
+                if !isUTF8 { hasNonUTF8Key = true }
                 if record.isDeletion {
-                    index.remove(key, in: bytes)
+                    if isUTF8 {
+                        index.remove(key, in: bytes)
+                    } else {
+                        Array(String(decoding: key, as: UTF8.self).utf8).withUnsafeBytes { _ = index.remove($0, in: bytes) }
+                    }
                 } else {
-                    index.update(ValueSlot(record), in: bytes)
+                    var slot = ValueSlot(record)
+                    slot.keyIsRepaired = !isUTF8
+                    index.update(slot, in: bytes)
                 }
             }
         }
@@ -863,7 +871,7 @@ final class StoreCore {
         index.forEachSlot { slot in if liveValueRange(slot, now: now) == nil { expired.append(slot) } }
         guard !expired.isEmpty else { return }
         mirror.withUnsafeBytes { bytes in
-            for slot in expired { index.remove(UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange]), in: bytes) }
+            for slot in expired { index.remove(keyOf: slot, in: bytes) }
         }
     }
 
@@ -938,10 +946,11 @@ final class StoreCore {
                     Varint.append(UInt64(value.count), to: &copy)
                     let valueStart = copy.count
                     copy.append(contentsOf: value)
-                    let newSlot = ValueSlot(
+                    var newSlot = ValueSlot(
                         keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
                         keyLength: slot.keyLength, keyOffset: UInt8(keyStart - start))
-                    newIndex.insertNew(newSlot, hash: newIndex.hash(key))
+                    newSlot.keyIsRepaired = slot.keyIsRepaired
+                    newIndex.insertNew(newSlot, hash: newIndex.hash(of: slot, in: old))
                 }
             }
             guard let size = chooseFileSize(copy.count) else {

@@ -4,6 +4,11 @@ import MappedKVFormat
 ///
 /// The key itself is not copied: its bytes are `mirror[keyRange]`, so loading a store builds no
 /// strings and the index compares keys byte for byte, as MMKV does.
+///
+/// A key that is not UTF-8 (MMKV's C++ API can write one; a Swift `String` cannot hold one) is
+/// marked ``keyIsRepaired``: the index files it under its UTF-8 repair (each invalid sequence
+/// replaced by U+FFFD), the string that `allKeys` shows, so it can be read, set and removed by that
+/// name. Its record keeps the original bytes.
 struct ValueSlot: Equatable {
     /// The offset of the key's first byte.
     var keyStart: UInt32
@@ -15,6 +20,8 @@ struct ValueSlot: Equatable {
     var keyLength: UInt16
     /// The length of the key-length varint before the key: `keyStart` minus the record's start.
     var keyOffset: UInt8
+    /// Whether the key bytes are not UTF-8, so the index compares their repaired form.
+    var keyIsRepaired = false
 
     /// A slot from its fields.
     init(keyStart: UInt32, valueStart: UInt32, valueLength: UInt32, keyLength: UInt16, keyOffset: UInt8) {

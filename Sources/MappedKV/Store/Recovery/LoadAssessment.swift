@@ -167,7 +167,7 @@ enum LoadAssessment {
         let cipher = key.map { StoreCore.stream(for: meta, key: $0) }
         if let cipher { plain.withUnsafeMutableBytes { cipher.decrypt($0) } }
         var index = KeyIndex()
-        let (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: plain, start: 0, checksUTF8: key != nil)
+        let (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: plain, start: 0)
         let region = SoundRegion(meta: meta, header: header, plain: plain, index: index,
                                  recordCount: summary.recordCount, cipher: cipher, repair: repair)
         let implausible = plain.withUnsafeBytes(RegionValidator.implausibleHolder)

@@ -21,6 +21,7 @@ struct KeyIndex {
         var hash: UInt32
         var slot: ValueSlot
 
+        /// All zero bytes, which is how ``KeyIndex`` initializes its buckets.
         static let empty = Entry(hash: 0, slot: ValueSlot(keyStart: 0, valueStart: 0, valueLength: 0, keyLength: 0, keyOffset: 0))
 
         var isEmpty: Bool { slot.keyLength == 0 }
@@ -30,6 +31,8 @@ struct KeyIndex {
     private var entries: [Entry] = []
     /// The number of keys.
     private(set) var count = 0
+    /// How many of the keys are not UTF-8 (``ValueSlot/keyIsRepaired``).
+    private(set) var repairedCount = 0
     /// The bytes of the live records (header, key and value of each slot), for telling whether a
     /// region holds dead records.
     private(set) var recordBytes = 0
@@ -68,19 +71,33 @@ struct KeyIndex {
         guard !entries.isEmpty, let keyBase = key.baseAddress, let mirrorBase = mirror.baseAddress else { return nil }
         let mask = entries.count - 1
         var position = Int(hash) & mask
+        // A key that is not UTF-8 never equals the bytes looked up (they are its repair, which
+        // differs), so this loop needs no test for such keys; ``slot(for:in:)`` and the others
+        // look among them only after a miss, and only when the table holds any.
         while true {
             let entry = entries[position]
-            if entry.isEmpty { return nil }
-            if entry.hash == hash {
-                if entry.slot.keyIsRepaired {
-                    if Self.repairedKey(entry.slot, in: mirror).elementsEqual(key) { return position }
-                } else if Int(entry.slot.keyLength) == key.count, Int(entry.slot.keyStart) + key.count <= mirror.count,
-                          memcmp(mirrorBase + Int(entry.slot.keyStart), keyBase, key.count) == 0 {
-                    return position
-                }
+            if entry.isEmpty { break }
+            if entry.hash == hash, Int(entry.slot.keyLength) == key.count, Int(entry.slot.keyStart) + key.count <= mirror.count,
+               memcmp(mirrorBase + Int(entry.slot.keyStart), keyBase, key.count) == 0 {
+                return position
             }
             position = (position + 1) & mask
         }
+        return nil
+    }
+
+    /// The bucket of the key that is not UTF-8 and whose repair is `key`, or nil (the rare path).
+    private func repairedBucket(of key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> Int? {
+        let mask = entries.count - 1
+        var position = Int(hash) & mask
+        while !entries[position].isEmpty {
+            let entry = entries[position]
+            if entry.hash == hash, entry.slot.keyIsRepaired, Self.repairedKey(entry.slot, in: mirror).elementsEqual(key) {
+                return position
+            }
+            position = (position + 1) & mask
+        }
+        return nil
     }
 
     /// The hash the table files `slot` under: of its key bytes in `mirror`, or of their repair.
@@ -101,6 +118,13 @@ struct KeyIndex {
         return entries[position].slot
     }
 
+    /// ``slot(for:in:)`` among the keys that are not UTF-8: for the caller to try after a miss
+    /// when ``repairedCount`` is not zero. Kept apart so that the common lookup makes no call.
+    func repairedSlot(for key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
+        guard repairedCount > 0, let position = repairedBucket(of: key, hash: hash(key), in: mirror) else { return nil }
+        return entries[position].slot
+    }
+
     /// Makes `slot` the record of its key (the bytes at `slot.keyRange` of `mirror`); returns the
     /// slot it replaced, or nil if the key is new.
     @discardableResult
@@ -115,10 +139,12 @@ struct KeyIndex {
     @inline(__always)
     private mutating func update(_ slot: ValueSlot, key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         let keyHash = hash(key)
-        if let position = bucket(of: key, hash: keyHash, in: mirror) {
+        if let position = bucket(of: key, hash: keyHash, in: mirror)
+            ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil) {
             let old = entries[position].slot
             entries[position].slot = slot
             recordBytes += slot.recordRange.count - old.recordRange.count
+            repairedCount += (slot.keyIsRepaired ? 1 : 0) - (old.keyIsRepaired ? 1 : 0)
             return old
         }
         insertNew(slot, hash: keyHash)
@@ -135,12 +161,15 @@ struct KeyIndex {
         entries[position] = Entry(hash: hash, slot: slot)
         count += 1
         recordBytes += slot.recordRange.count
+        if slot.keyIsRepaired { repairedCount += 1 }
     }
 
     /// Removes `key` (its UTF-8 bytes); returns its slot, or nil if it was absent.
     @discardableResult
     mutating func remove(_ key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
-        guard count > 0, let position = bucket(of: key, hash: hash(key), in: mirror) else { return nil }
+        let keyHash = hash(key)
+        guard count > 0, let position = bucket(of: key, hash: keyHash, in: mirror)
+            ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil) else { return nil }
         let removed = entries[position].slot
         // Backward-shift deletion: move each following entry of the run into the hole if the
         // hole lies between its home bucket and where it sits.
@@ -160,6 +189,7 @@ struct KeyIndex {
         entries[hole] = .empty
         count -= 1
         recordBytes -= removed.recordRange.count
+        if removed.keyIsRepaired { repairedCount -= 1 }
         return removed
     }
 
@@ -180,6 +210,7 @@ struct KeyIndex {
         entries = []
         count = 0
         recordBytes = 0
+        repairedCount = 0
     }
 
     /// `count` empty buckets; a table of several megabytes asks for huge pages first.
@@ -187,7 +218,8 @@ struct KeyIndex {
         [Entry](unsafeUninitializedCapacity: count) { buffer, initialized in
             let bytes = UnsafeMutableRawBufferPointer(buffer)
             if bytes.count >= 2 * MemoryAdvice.hugePageSize { MemoryAdvice.preferHugePages(bytes) }
-            buffer.initialize(repeating: .empty)
+            // An empty entry is all zero bytes (the type is trivial), so one memset initializes them all.
+            if let base = bytes.baseAddress { memset(base, 0, bytes.count) }
             initialized = count
         }
     }

@@ -539,7 +539,14 @@ final class StoreCore {
     /// The slot of `key`, or nil if it is absent.
     @inline(__always)
     func slot(forKey key: String) -> ValueSlot? {
-        mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) } }
+        if let slot = mirror.withUnsafeBytes({ bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) } }) { return slot }
+        return index.repairedCount > 0 ? repairedSlot(forKey: key) : nil
+    }
+
+    /// The slot of a key that is not UTF-8 and whose repair is `key` (out of line: the rare path).
+    @inline(never)
+    private func repairedSlot(forKey key: String) -> ValueSlot? {
+        mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.repairedSlot(for: $0, in: bytes) } }
     }
 
     /// The value bytes of a slot without any expiry suffix, or nil if the value has expired.

@@ -200,11 +200,6 @@ struct KeyIndex {
         return Self.repairedKey(slot, in: mirror).withUnsafeBytes { remove($0, in: mirror) }
     }
 
-    /// Makes room for `keys` keys without growing again.
-    mutating func reserveCapacity(_ keys: Int) {
-        if keys > capacity { grow(to: Self.bucketCount(for: keys)) }
-    }
-
     /// Removes every key.
     mutating func removeAll() {
         entries = []

@@ -269,18 +269,12 @@ final class StoreCore {
         var hasNonUTF8Key = false
         let summary = mirror.withUnsafeBytes { bytes in
             RecordDecoder.decode(bytes, from: start, skipsHolder: start == 0) { record in
-                let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyRange])
-                let isUTF8 = UTF8Check.isValid(key)
-                if !isUTF8 { hasNonUTF8Key = true }
+                var slot = ValueSlot(record)
+                slot.keyIsRepaired = !UTF8Check.isValid(UnsafeRawBufferPointer(rebasing: bytes[record.keyRange]))
+                if slot.keyIsRepaired { hasNonUTF8Key = true }
                 if record.isDeletion {
-                    if isUTF8 {
-                        index.remove(key, in: bytes)
-                    } else {
-                        Array(String(decoding: key, as: UTF8.self).utf8).withUnsafeBytes { _ = index.remove($0, in: bytes) }
-                    }
+                    index.remove(keyOf: slot, in: bytes)
                 } else {
-                    var slot = ValueSlot(record)
-                    slot.keyIsRepaired = !isUTF8
                     index.update(slot, in: bytes)
                 }
             }
@@ -644,9 +638,7 @@ final class StoreCore {
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
             if recordLength < spaceLeft(files) {
                 let start = mirror.count
-                Varint.append(UInt64(keyLength), to: &mirror)
-                Self.withBytes(of: key) { mirror.append(contentsOf: $0) }
-                mirror.append(0)
+                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
                 commitAppend(files, from: start)
             } else if index.isEmpty {
                 try clearAll()
@@ -947,12 +939,9 @@ final class StoreCore {
                     case .removeExpiry: if value.count > ExpirySuffix.length { value.removeLast(ExpirySuffix.length) }
                     case nil: break
                     }
-                    Varint.append(UInt64(key.count), to: &copy)
-                    let keyStart = copy.count
-                    copy.append(contentsOf: key)
-                    Varint.append(UInt64(value.count), to: &copy)
-                    let valueStart = copy.count
-                    copy.append(contentsOf: value)
+                    value.withUnsafeBytes { Record.append(key: key, value: $0, to: &copy) }
+                    let keyStart = start + Varint.size(of: UInt64(key.count))
+                    let valueStart = copy.count - value.count
                     var newSlot = ValueSlot(
                         keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
                         keyLength: slot.keyLength, keyOffset: UInt8(keyStart - start))

@@ -180,8 +180,9 @@ public enum StoreInspector {
         var hasNonUTF8Key = false
         let summary = RecordDecoder.decode(region, skipsHolder: true) { record in
             records += 1
-            let key = Array(region[record.keyRange])
-            if checksKeys && !hasNonUTF8Key && String(validating: key, as: UTF8.self) == nil { hasNonUTF8Key = true }
+            let keyBytes = UnsafeRawBufferPointer(rebasing: region[record.keyRange])
+            if checksKeys && !hasNonUTF8Key && !UTF8Check.isValid(keyBytes) { hasNonUTF8Key = true }
+            let key = Array(keyBytes)
             if record.isDeletion {
                 deletions += 1
                 live.removeValue(forKey: key)

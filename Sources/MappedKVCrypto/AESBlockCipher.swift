@@ -40,7 +40,9 @@ final class AESBlockCipher {
 
     /// Encrypts `count` bytes (a multiple of 16) in CFB128 mode starting from `iv`, in libcrypto
     /// calls of up to 1 GiB rather than one call per block. `input` and `output` may be the same.
-    func cfbEncrypt(iv: UnsafePointer<UInt8>, _ input: UnsafePointer<UInt8>, _ output: UnsafeMutablePointer<UInt8>, count: Int) {
+    func cfbEncrypt(
+        iv: UnsafePointer<UInt8>, _ input: UnsafePointer<UInt8>, _ output: UnsafeMutablePointer<UInt8>, count: Int
+    ) {
         precondition(count % 16 == 0)
         let context: OpaquePointer
         if let existing = cfbContext {
@@ -51,7 +53,9 @@ final class AESBlockCipher {
             context = made
         }
         let mode = key.isAES256 ? EVP_aes_256_cfb128() : EVP_aes_128_cfb128()
-        let ok = key.bytes.withUnsafeBufferPointer { keyBytes in EVP_EncryptInit_ex(context, mode, nil, keyBytes.baseAddress, iv) }
+        let ok = key.bytes.withUnsafeBufferPointer { keyBytes in
+            EVP_EncryptInit_ex(context, mode, nil, keyBytes.baseAddress, iv)
+        }
         precondition(ok == 1, "libcrypto rejected the CFB key or IV")
         var done = 0
         while done < count {

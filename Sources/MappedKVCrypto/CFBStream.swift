@@ -12,15 +12,15 @@ public final class CFBStream {
     // A stream is used by one thread at a time and never reentrantly; release builds skip the
     // dynamic exclusivity checks on its two counters (three per call, a third of an append's
     // encryption cost), debug builds keep them.
-#if DEBUG
+    #if DEBUG
     /// How many bytes of the current block have been used (0 to 15).
     private var num: Int
     /// The stream offset of the next byte.
     public private(set) var offset: Int
-#else
+    #else
     @exclusivity(unchecked) private var num: Int
     @exclusivity(unchecked) public private(set) var offset: Int
-#endif
+    #endif
 
     /// A stream at offset 0 with `iv`.
     public init(key: CryptKey, iv: [UInt8]) {
@@ -69,7 +69,9 @@ public final class CFBStream {
     }
 
     /// Encrypts `bytes` in place, continuing the stream.
-    public func encrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: true) }
+    public func encrypt(_ bytes: UnsafeMutableRawBufferPointer) {
+        process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: true)
+    }
 
     /// Encrypts `source` into `destination` (at least as long), continuing the stream; the
     /// destination never holds the plaintext, even for a moment.
@@ -79,11 +81,16 @@ public final class CFBStream {
     }
 
     /// Decrypts `bytes` in place, continuing the stream.
-    public func decrypt(_ bytes: UnsafeMutableRawBufferPointer) { process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: false) }
+    public func decrypt(_ bytes: UnsafeMutableRawBufferPointer) {
+        process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: false)
+    }
 
-    private func process(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, encrypting: Bool) {
+    private func process(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, encrypting: Bool
+    ) {
         guard let input = source.baseAddress?.assumingMemoryBound(to: UInt8.self),
-              let data = destination.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty else { return }
+            let data = destination.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty
+        else { return }
         let count = source.count
         let reg = register
         var index = 0
@@ -155,7 +162,8 @@ public final class CFBStream {
     /// k - 1 (of the register for k = 0), all known in advance, so whole chunks of keystream come
     /// from one ECB call that libcrypto pipelines. Leaves the last ciphertext block in the register.
     private func decryptWholeBlocks(
-        _ input: UnsafePointer<UInt8>, _ data: UnsafeMutablePointer<UInt8>, count: Int, register reg: UnsafeMutablePointer<UInt8>
+        _ input: UnsafePointer<UInt8>, _ data: UnsafeMutablePointer<UInt8>, count: Int,
+        register reg: UnsafeMutablePointer<UInt8>
     ) {
         let chunkBytes = 64 * 1024
         let keystream = UnsafeMutablePointer<UInt8>.allocate(capacity: min(count, chunkBytes))

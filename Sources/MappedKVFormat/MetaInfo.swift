@@ -104,7 +104,9 @@ public struct MetaInfo: Equatable, Sendable {
     /// Parses the first 112 bytes of `bytes`.
     public init(parsing bytes: UnsafeRawBufferPointer) throws(FormatError) {
         guard bytes.count >= Self.size else { throw .metaTooShort(length: bytes.count) }
-        func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+        func u32(_ offset: Int) -> UInt32 {
+            UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+        }
         crcDigest = u32(Offset.crcDigest)
         version = MetaVersion(rawValue: u32(Offset.version))
         sequence = u32(Offset.sequence)
@@ -113,7 +115,8 @@ public struct MetaInfo: Equatable, Sendable {
         lastConfirmedActualSize = u32(Offset.lastConfirmedActualSize)
         lastConfirmedCRC = u32(Offset.lastConfirmedCRC)
         reserved = Array(bytes[Offset.reserved..<(Offset.reserved + 64)])
-        flags = MetaFlags(rawValue: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: Offset.flags, as: UInt64.self)))
+        flags = MetaFlags(
+            rawValue: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: Offset.flags, as: UInt64.self)))
     }
 
     /// Parses the first 112 bytes of `bytes`.
@@ -124,7 +127,9 @@ public struct MetaInfo: Equatable, Sendable {
     /// Writes all 112 bytes to `destination`, which must hold at least ``size`` bytes.
     public func write(to destination: UnsafeMutableRawBufferPointer) {
         precondition(destination.count >= Self.size, "meta destination too small")
-        func put32(_ value: UInt32, _ offset: Int) { destination.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
+        func put32(_ value: UInt32, _ offset: Int) {
+            destination.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
+        }
         put32(crcDigest, Offset.crcDigest)
         put32(version.rawValue, Offset.version)
         put32(sequence, Offset.sequence)

@@ -22,8 +22,10 @@ public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible 
     @inlinable
     public init(stored bytes: UnsafeRawBufferPointer) {
         sequence = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.sequence, as: UInt32.self))
-        crcDigest = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self))
-        actualSize = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self))
+        crcDigest = UInt32(
+            littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self))
+        actualSize = UInt32(
+            littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self))
     }
 
     public var description: String { "seq \(sequence) crc \(crcDigest) size \(actualSize)" }

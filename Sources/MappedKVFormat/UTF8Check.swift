@@ -5,7 +5,9 @@ public enum UTF8Check {
     public static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while bytes.count - offset >= 8 {
-            if bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            if bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
+                return false
+            }
             offset += 8
         }
         while offset < bytes.count {

@@ -56,12 +56,15 @@ public struct WriteBackJournal: Equatable, Sendable {
     public init?(parsing bytes: [UInt8]) {
         guard bytes.count >= Self.overhead, bytes.starts(with: Self.magic) else { return nil }
         let parsed: WriteBackJournal? = bytes.withUnsafeBytes { raw in
-            func u32(_ offset: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+            func u32(_ offset: Int) -> UInt32 {
+                UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+            }
             let regionLength = Int(u32(8 + 12 + 8 + MetaInfo.size))
             guard bytes.count == Self.overhead + regionLength else { return nil }
             let body = UnsafeRawBufferPointer(rebasing: raw[0..<(bytes.count - 4)])
             guard CRC32.update(0, body) == u32(bytes.count - 4) else { return nil }
-            guard let meta = try? MetaInfo(parsing: UnsafeRawBufferPointer(rebasing: raw[28..<(28 + MetaInfo.size)])) else {
+            guard let meta = try? MetaInfo(parsing: UnsafeRawBufferPointer(rebasing: raw[28..<(28 + MetaInfo.size)]))
+            else {
                 return nil
             }
             let regionStart = 28 + MetaInfo.size + 4

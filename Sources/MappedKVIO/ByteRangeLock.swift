@@ -13,7 +13,9 @@ public enum ByteRangeLock {
     /// Tries to lock `length` bytes at `offset` of `file`, shared (read) or exclusive (write).
     ///
     /// - Returns: false if another open file description holds a conflicting lock.
-    public static func tryLock(_ file: FileDescriptor, offset: Int, length: Int, kind: LockKind) throws(SystemError) -> Bool {
+    public static func tryLock(
+        _ file: FileDescriptor, offset: Int, length: Int, kind: LockKind
+    ) throws(SystemError) -> Bool {
         var request = Glibc.flock()
         request.l_type = Int16(kind == .exclusive ? F_WRLCK : F_RDLCK)
         request.l_whence = Int16(SEEK_SET)

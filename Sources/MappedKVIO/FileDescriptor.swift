@@ -25,13 +25,14 @@ public struct FileDescriptor: Sendable {
 
     /// Opens `path` with close-on-exec.
     public static func open(_ path: String, access: Access) throws(SystemError) -> FileDescriptor {
-        let flags: Int32 = switch access {
-        case .readOnly: O_RDONLY | O_CLOEXEC
-        case .readWriteCreate: O_RDWR | O_CREAT | O_CLOEXEC
-        case .writeTruncate: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
-        case .appendCreate: O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC
-        case .createNew: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
-        }
+        let flags: Int32 =
+            switch access {
+            case .readOnly: O_RDONLY | O_CLOEXEC
+            case .readWriteCreate: O_RDWR | O_CREAT | O_CLOEXEC
+            case .writeTruncate: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
+            case .appendCreate: O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC
+            case .createNew: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
+            }
         let fd = try syscall("open", path: path) { Glibc.open(path, flags, mode_t(0o600)) }
         return FileDescriptor(rawValue: fd, path: path)
     }
@@ -69,7 +70,7 @@ public struct FileDescriptor: Sendable {
             try syscallReturningErrno("posix_fallocate", path: path) {
                 posix_fallocate(rawValue, off_t(current), off_t(size - current))
             }
-        } catch where error.errno == EOPNOTSUPP || error.errno == EINVAL {
+        } catch  where error.errno == EOPNOTSUPP || error.errno == EINVAL {
             try truncate(to: size)
         }
     }
@@ -97,7 +98,9 @@ public struct FileDescriptor: Sendable {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
-            let n = try syscall("pwrite", path: path) { pwrite(rawValue, base + done, bytes.count - done, off_t(offset + done)) }
+            let n = try syscall("pwrite", path: path) {
+                pwrite(rawValue, base + done, bytes.count - done, off_t(offset + done))
+            }
             done += n
         }
     }

@@ -54,7 +54,9 @@ public final class MappedRegion {
         current.pointee = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     }
 
-    private static func map(file: FileDescriptor, length: Int, writable: Bool) throws(SystemError) -> UnsafeMutableRawBufferPointer {
+    private static func map(
+        file: FileDescriptor, length: Int, writable: Bool
+    ) throws(SystemError) -> UnsafeMutableRawBufferPointer {
         guard length > 0 else { return UnsafeMutableRawBufferPointer(start: nil, count: 0) }
         let protection = writable ? PROT_READ | PROT_WRITE : PROT_READ
         while true {

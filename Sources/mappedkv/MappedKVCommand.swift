@@ -8,7 +8,8 @@ struct MappedKVCommand: ParsableCommand {
         abstract: "Read, write and check MMKV-compatible key-value stores.",
         subcommands: [
             DemoCommand.self, ApplyCommand.self, DumpCommand.self, GetCommand.self, SetCommand.self,
-            RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self, RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
+            RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self,
+            RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
             StressCommand.self, StressChildCommand.self,
             HoldCommand.self,
         ]

@@ -21,8 +21,9 @@ struct ApplyTests {
         ("incr-int64 k x", "x"),
     ]
 
-    @Test("a bad third line stops the run: non-zero exit, 'line 3' on stderr, lines 1-2 applied",
-          arguments: badThirdLines.map(\.line))
+    @Test(
+        "a bad third line stops the run: non-zero exit, 'line 3' on stderr, lines 1-2 applied",
+        arguments: badThirdLines.map(\.line))
     func badThirdLine(_ badLine: String) throws {
         let mentions = Self.badThirdLines.first { $0.line == badLine }!.mentions
         try TemporaryDirectory.with { tmp in
@@ -66,7 +67,9 @@ struct ApplyTests {
     func removeAbsentKey() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: "remove nothing\nset-int32 a 1\nremove nothing\nremove a\nremove a\n")
+            try CLI.succeed(
+                ["apply"] + CLI.store(root, "s"),
+                stdin: "remove nothing\nset-int32 a 1\nremove nothing\nremove a\nremove a\n")
             #expect(try CLI.dump(root: root, id: "s") == "#count\t0\n")
         }
     }
@@ -94,7 +97,9 @@ struct ApplyTests {
             let result = try CLI.fail(
                 ["apply"] + CLI.store(root, "s"), stdin: "set-int64 n 9223372036854775807\nincr-int64 n 1\n")
             #expect(result.stderr.contains("line 2"), "\(result)")
-            #expect(try CLI.succeed(["get", "--type", "int64"] + CLI.store(root, "s") + ["n"]).stdout == "9223372036854775807\n")
+            #expect(
+                try CLI.succeed(["get", "--type", "int64"] + CLI.store(root, "s") + ["n"]).stdout
+                    == "9223372036854775807\n")
         }
     }
 
@@ -131,8 +136,9 @@ struct ApplyTests {
             #expect(trimmed < grown, "trim left the file at \(trimmed) bytes (was \(grown))")
 
             let expectedValue = "c801" + String(repeating: "78", count: 200)  // varint(200) + "x" * 200
-            #expect(try CLI.dump(root: root, id: "s")
-                == "after\t09\nkey0\t\(expectedValue)\nkey1\t\(expectedValue)\n#count\t3\n")
+            #expect(
+                try CLI.dump(root: root, id: "s")
+                    == "after\t09\nkey0\t\(expectedValue)\nkey1\t\(expectedValue)\n#count\t3\n")
             try CLI.succeed(["verify"] + CLI.store(root, "s"))
         }
     }
@@ -148,8 +154,9 @@ struct ApplyTests {
             #expect(try CLI.succeed(get + ["k"]).stdout == "a b  c\n")
             #expect(try CLI.succeed(get + ["t"]).stdout == " lead and trail  \n")
             #expect(try CLI.succeed(get + ["e"]).stdout == "\n")
-            #expect(try CLI.dump(root: root, id: "s")
-                == "e\t00\nk\t06612062202063\nt\t11206c65616420616e6420747261696c2020\n#count\t3\n")
+            #expect(
+                try CLI.dump(root: root, id: "s")
+                    == "e\t00\nk\t06612062202063\nt\t11206c65616420616e6420747261696c2020\n#count\t3\n")
         }
     }
 
@@ -172,21 +179,22 @@ struct ApplyTests {
 
                 """
             try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: script)
-            #expect(try CLI.dump(root: root, id: "s") == """
-                by\t0300ffab
-                d\t000000000000e0bf
-                f\t00
-                fl\t0000803e
-                i32\tffffffffffffffffff01
-                i64\t80808080808080808001
-                nob\t00
-                s\t03e29c93
-                t\t01
-                u32\tffffffff0f
-                u64\t00
-                #count\t11
+            #expect(
+                try CLI.dump(root: root, id: "s") == """
+                    by\t0300ffab
+                    d\t000000000000e0bf
+                    f\t00
+                    fl\t0000803e
+                    i32\tffffffffffffffffff01
+                    i64\t80808080808080808001
+                    nob\t00
+                    s\t03e29c93
+                    t\t01
+                    u32\tffffffff0f
+                    u64\t00
+                    #count\t11
 
-                """)
+                    """)
         }
     }
 
@@ -194,9 +202,12 @@ struct ApplyTests {
     func rekeyThenBadLine() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            let result = try CLI.fail(["apply"] + CLI.store(root, "s"), stdin: "set-int32 a 1\nrekey secret\nset-int32 b x\n")
+            let result = try CLI.fail(
+                ["apply"] + CLI.store(root, "s"), stdin: "set-int32 a 1\nrekey secret\nset-int32 b x\n")
             #expect(result.stderr.contains("line 3"), "\(result)")
-            #expect(try CLI.succeed(["dump"] + CLI.store(root, "s") + ["--crypt-key", "secret"]).stdout == "a\t01\n#count\t1\n")
+            #expect(
+                try CLI.succeed(["dump"] + CLI.store(root, "s") + ["--crypt-key", "secret"]).stdout
+                    == "a\t01\n#count\t1\n")
             try CLI.fail(["dump"] + CLI.store(root, "s"))
         }
     }

@@ -58,10 +58,13 @@ struct BadArgumentTests {
         }
     }
 
-    @Test("missing options and unknown subcommands are usage errors", arguments: [
-        ["dump"], ["dump", "--root", "/nonexistent"], ["dump", "--id", "s"], ["set", "--root", "/nonexistent", "--id", "s", "k"],
-        ["frobnicate"], ["dump", "--root", "/nonexistent", "--id", "s", "--bogus"],
-    ])
+    @Test(
+        "missing options and unknown subcommands are usage errors",
+        arguments: [
+            ["dump"], ["dump", "--root", "/nonexistent"], ["dump", "--id", "s"],
+            ["set", "--root", "/nonexistent", "--id", "s", "k"],
+            ["frobnicate"], ["dump", "--root", "/nonexistent", "--id", "s", "--bogus"],
+        ])
     func usageErrors(_ arguments: [String]) throws {
         let result = try CLI.fail(arguments)
         #expect(result.stdout.isEmpty, "\(result)")
@@ -95,9 +98,11 @@ struct BadArgumentTests {
         }
     }
 
-    @Test("IDs with each special character are hashed; a plain ID is not", arguments: [
-        "back\\slash", "sl/ash", "co:lon", "st*ar", "que?ry", "quo\"te", "le<ss", "gre>ater", "pi|pe",
-    ])
+    @Test(
+        "IDs with each special character are hashed; a plain ID is not",
+        arguments: [
+            "back\\slash", "sl/ash", "co:lon", "st*ar", "que?ry", "quo\"te", "le<ss", "gre>ater", "pi|pe",
+        ])
     func everySpecialCharacter(_ id: String) throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")

@@ -5,7 +5,8 @@ import Testing
 /// (No timing assertions: speed is measured in release builds, not in tests.)
 @Suite("Bench command")
 struct BenchTests {
-    @Test("bench prints each workload's NAME<TAB>VALUE line", arguments: [[], ["--multi-process"], ["--crypt-key", "k"]])
+    @Test(
+        "bench prints each workload's NAME<TAB>VALUE line", arguments: [[], ["--multi-process"], ["--crypt-key", "k"]])
     func benchRuns(_ extra: [String]) throws {
         try TemporaryDirectory.with { tmp in
             let result = try CLI.succeed(["bench", "--root", tmp.path, "--n", "200"] + extra)
@@ -17,7 +18,8 @@ struct BenchTests {
                 let value = try #require(Double(fields[1]), "not a number: \(line)")
                 #expect(value > 0, "\(line)")
             }
-            #expect(names == ["set_int32", "set_string", "get_int32", "get_string", "remove", "reopen_load"], "\(result)")
+            #expect(
+                names == ["set_int32", "set_string", "get_int32", "get_string", "remove", "reopen_load"], "\(result)")
         }
     }
 }

@@ -22,12 +22,17 @@ struct CommandTests {
         RoundTrip(type: "uint32", input: "4000000000", output: "4000000000", payload: "80d0acf30e"),
         RoundTrip(type: "uint32", input: "0", output: "0", payload: "00"),
         RoundTrip(type: "int64", input: "-9000000000", output: "-9000000000", payload: "80ccbbbcdeffffffff01"),
-        RoundTrip(type: "int64", input: "9223372036854775807", output: "9223372036854775807", payload: "ffffffffffffffff7f"),
-        RoundTrip(type: "uint64", input: "18446744073709551615", output: "18446744073709551615", payload: "ffffffffffffffffff01"),
+        RoundTrip(
+            type: "int64", input: "9223372036854775807", output: "9223372036854775807", payload: "ffffffffffffffff7f"),
+        RoundTrip(
+            type: "uint64", input: "18446744073709551615", output: "18446744073709551615",
+            payload: "ffffffffffffffffff01"),
         RoundTrip(type: "float", input: "1.5", output: "1.5", payload: "0000c03f"),
         RoundTrip(type: "float", input: "-0.25", output: "-0.25", payload: "000080be"),
         RoundTrip(type: "double", input: "3.141592653589793", output: "3.141592653589793", payload: "182d4454fb210940"),
-        RoundTrip(type: "string", input: "hello, MMKV ✓", output: "hello, MMKV ✓", payload: "0f68656c6c6f2c204d4d4b5620e29c93"),
+        RoundTrip(
+            type: "string", input: "hello, MMKV ✓", output: "hello, MMKV ✓", payload: "0f68656c6c6f2c204d4d4b5620e29c93"
+        ),
         RoundTrip(type: "string", input: "", output: "", payload: "00"),
         RoundTrip(type: "bytes", input: "00ff7f80", output: "00ff7f80", payload: "0400ff7f80"),
         RoundTrip(type: "bytes", input: "ABCDEF", output: "abcdef", payload: "03abcdef"),
@@ -49,9 +54,11 @@ struct CommandTests {
         }
     }
 
-    @Test("a negative number is taken as the value without needing --", arguments: [
-        ("int32", "-42"), ("int64", "-9000000000"), ("float", "-0.25"), ("double", "-1.5"),
-    ])
+    @Test(
+        "a negative number is taken as the value without needing --",
+        arguments: [
+            ("int32", "-42"), ("int64", "-9000000000"), ("float", "-0.25"), ("double", "-1.5"),
+        ])
     func negativeValueWithoutSeparator(_ type: String, _ value: String) throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
@@ -70,11 +77,13 @@ struct CommandTests {
         }
     }
 
-    @Test("set overwrites; get reads the golden store's values", arguments: [
-        ("i32", "int32", "-42"), ("u32", "uint32", "4000000000"), ("i64", "int64", "-9000000000"),
-        ("u64", "uint64", "18446744073709551615"), ("b", "bool", "true"), ("d", "double", "3.141592653589793"),
-        ("f", "float", "1.5"), ("s", "string", "hello, MMKV ✓"), ("by", "bytes", "00ff7f80"),
-    ])
+    @Test(
+        "set overwrites; get reads the golden store's values",
+        arguments: [
+            ("i32", "int32", "-42"), ("u32", "uint32", "4000000000"), ("i64", "int64", "-9000000000"),
+            ("u64", "uint64", "18446744073709551615"), ("b", "bool", "true"), ("d", "double", "3.141592653589793"),
+            ("f", "float", "1.5"), ("s", "string", "hello, MMKV ✓"), ("by", "bytes", "00ff7f80"),
+        ])
     func getGoldenValues(_ key: String, _ type: String, _ value: String) throws {
         let golden = GoldenCase.plain[0]
         let result = try CLI.succeed(["get", "--type", type] + CLI.store(golden.root, golden.id) + [key])
@@ -93,11 +102,13 @@ struct CommandTests {
         }
     }
 
-    @Test("set of a value that does not parse as --type fails with a message", arguments: [
-        ("int32", "abc"), ("int32", "2147483648"), ("uint32", "-1"), ("int64", "1.5"), ("uint64", "-1"),
-        ("bool", "maybe"), ("float", "one"), ("double", ""), ("bytes", "xyz"), ("bytes", "abc"),
-        ("payload", "zz"), ("payload", ""),
-    ])
+    @Test(
+        "set of a value that does not parse as --type fails with a message",
+        arguments: [
+            ("int32", "abc"), ("int32", "2147483648"), ("uint32", "-1"), ("int64", "1.5"), ("uint64", "-1"),
+            ("bool", "maybe"), ("float", "one"), ("double", ""), ("bytes", "xyz"), ("bytes", "abc"),
+            ("payload", "zz"), ("payload", ""),
+        ])
     func setInvalidValue(_ type: String, _ value: String) throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
@@ -184,7 +195,8 @@ struct CommandTests {
 
     @Test("keys of the golden stores")
     func keysOfGoldenStores() throws {
-        let a = GoldenCase.plain[0], c = GoldenCase.plain[1]
+        let a = GoldenCase.plain[0]
+        let c = GoldenCase.plain[1]
         #expect(try CLI.succeed(["keys"] + CLI.store(a.root, a.id)).stdout == "b\nby\nd\nf\ni32\ni64\ns\nu32\nu64\n")
         #expect(try CLI.succeed(["keys"] + CLI.store(c.root, c.id)).stdout == "counter\nkeep\nname\n")
     }

@@ -135,10 +135,13 @@ struct DamagedStoreTests {
             let lines = result.stdout.split(separator: "\n").map(String.init)
             let status = lines.first { $0.hasPrefix("status: ") } ?? result.stderr
             #expect(status.hasPrefix("status: damaged") || !result.stderr.isEmpty, "no damaged status: \(result)")
-            #expect(status.contains(damage.verifyReason), "verify's status should mention '\(damage.verifyReason)': \(result)")
+            #expect(
+                status.contains(damage.verifyReason),
+                "verify's status should mention '\(damage.verifyReason)': \(result)")
             if !damage.deletesAFile && damage != .truncatedMeta {
-                #expect(lines.contains { $0.hasPrefix("crc: ") } && lines.contains { $0.hasPrefix("last confirmed: ") },
-                        "verify should show the CRC and last confirmed state: \(result)")
+                #expect(
+                    lines.contains { $0.hasPrefix("crc: ") } && lines.contains { $0.hasPrefix("last confirmed: ") },
+                    "verify should show the CRC and last confirmed state: \(result)")
             }
             #expect(try Snapshot(root: root, dataPath: data, metaPath: meta) == before, "verify changed the files")
         }
@@ -194,14 +197,16 @@ struct DamagedStoreTests {
                 } else {
                     #expect(message.contains("damaged"), "expected a 'damaged' message: \(result)")
                 }
-                #expect(try Snapshot(root: root, dataPath: data, metaPath: meta) == before,
-                        "\(arguments.joined(separator: " ")) changed the files of a \(damage) store")
+                #expect(
+                    try Snapshot(root: root, dataPath: data, metaPath: meta) == before,
+                    "\(arguments.joined(separator: " ")) changed the files of a \(damage) store")
             }
         }
     }
 
-    @Test("an emptied (0-byte) .crc beside a data file that holds records is refused like a missing one",
-          arguments: GoldenCase.plain)
+    @Test(
+        "an emptied (0-byte) .crc beside a data file that holds records is refused like a missing one",
+        arguments: GoldenCase.plain)
     func emptiedMetaIsRefused(_ golden: GoldenCase) throws {
         // A missing .crc is refused ("the data file holds data but its .crc meta file is missing");
         // a 0-byte .crc reads as the all-zero meta, whose size comes from the data file's header,
@@ -223,8 +228,9 @@ struct DamagedStoreTests {
                 let result = try CLI.run(arguments, stdin: command.stdin)
                 #expect(result.exitedNormally, "crashed: \(result)")
                 #expect(result.failedCleanly, "accepted records with an empty meta file: \(result)")
-                #expect(try Snapshot(root: root, dataPath: data, metaPath: meta) == before,
-                        "\(arguments.joined(separator: " ")) changed the files")
+                #expect(
+                    try Snapshot(root: root, dataPath: data, metaPath: meta) == before,
+                    "\(arguments.joined(separator: " ")) changed the files")
             }
         }
     }

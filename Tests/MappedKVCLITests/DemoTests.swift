@@ -16,8 +16,9 @@ struct DemoTests {
             #expect(FileManager.default.fileExists(atPath: root + "/demo.crc"))
             let verify = try CLI.succeed(["verify"] + CLI.store(root, "demo"))
             #expect(verify.stdout.contains("262 keys"), "\(verify)")
-            #expect(try CLI.succeed(["get", "--type", "string"] + CLI.store(root, "demo") + ["string"]).stdout
-                == "hello, MMKV ✓\n")
+            #expect(
+                try CLI.succeed(["get", "--type", "string"] + CLI.store(root, "demo") + ["string"]).stdout
+                    == "hello, MMKV ✓\n")
         }
     }
 

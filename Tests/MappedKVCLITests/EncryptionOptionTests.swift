@@ -22,10 +22,12 @@ struct EncryptionOptionTests {
         try TemporaryDirectory.with { tmp in
             let golden = GoldenCase(name: name, id: id)
             let keyFile = try tmp.write(key + "\n", to: "key")
-            let fromFile = try CLI.succeed(["dump"] + CLI.store(golden.root, golden.id) + ["--crypt-key-file", keyFile])
+            let fromFile = try CLI.succeed(
+                ["dump"] + CLI.store(golden.root, golden.id) + ["--crypt-key-file", keyFile])
             #expect(fromFile.stdoutData == (try golden.expected()))
-            let fromEnv = try CLI.run(["dump"] + CLI.store(golden.root, golden.id) + ["--crypt-key-env", "MAPPEDKV_TEST_KEY"],
-                                      environment: ["MAPPEDKV_TEST_KEY": key])
+            let fromEnv = try CLI.run(
+                ["dump"] + CLI.store(golden.root, golden.id) + ["--crypt-key-env", "MAPPEDKV_TEST_KEY"],
+                environment: ["MAPPEDKV_TEST_KEY": key])
             let expected = try golden.expected()
             #expect(fromEnv.status == 0 && fromEnv.stdoutData == expected, "\(fromEnv)")
         }
@@ -60,7 +62,8 @@ struct EncryptionOptionTests {
                 let data = try Data(contentsOf: URL(fileURLWithPath: dataPath))
                 let meta = try Data(contentsOf: URL(fileURLWithPath: dataPath + ".crc"))
                 for command in [["dump"], ["get", "s"], ["set", "k", "v"], ["remove", "s"]] {
-                    let result = try CLI.fail([command[0]] + CLI.store(item.root, item.id) + item.key + command.dropFirst())
+                    let result = try CLI.fail(
+                        [command[0]] + CLI.store(item.root, item.id) + item.key + command.dropFirst())
                     #expect(result.stderr.contains("wrong encryption key"), "\(result)")
                 }
                 let verify = try CLI.run(["verify"] + CLI.store(item.root, item.id) + item.key)
@@ -68,7 +71,8 @@ struct EncryptionOptionTests {
                 let apply = try CLI.fail(["apply"] + CLI.store(item.root, item.id) + item.key, stdin: "set-int32 k 1\n")
                 #expect(apply.stderr.contains("wrong encryption key"), "\(apply)")
                 #expect(try Data(contentsOf: URL(fileURLWithPath: dataPath)) == data, "data file changed: \(item)")
-                #expect(try Data(contentsOf: URL(fileURLWithPath: dataPath + ".crc")) == meta, "meta file changed: \(item)")
+                #expect(
+                    try Data(contentsOf: URL(fileURLWithPath: dataPath + ".crc")) == meta, "meta file changed: \(item)")
             }
         }
     }
@@ -77,8 +81,11 @@ struct EncryptionOptionTests {
     func keyOptionUsageErrors() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
-            for extra in [["--crypt-key", "a", "--crypt-key-env", "HOME"], ["--aes256"], ["--crypt-key-file", tmp.path("missing")],
-                          ["--crypt-key-env", "MAPPEDKV_SURELY_UNSET_VARIABLE"]] {
+            for extra in [
+                ["--crypt-key", "a", "--crypt-key-env", "HOME"], ["--aes256"],
+                ["--crypt-key-file", tmp.path("missing")],
+                ["--crypt-key-env", "MAPPEDKV_SURELY_UNSET_VARIABLE"],
+            ] {
                 let result = try CLI.fail(["dump"] + store + extra)
                 #expect(!result.stderr.isEmpty, "\(result)")
             }

@@ -18,7 +18,10 @@ struct ExpireCommandTests {
             try CLI.succeed(["set"] + store + ["--expire-after", "0", "b", "forever"])
             try CLI.succeed(["set"] + store + ["--expire-after", "86400", "c", "a day"])
             let dump = try CLI.succeed(["dump"] + store).stdout
-            #expect(dump == "a\t0568656c6c6f\nb\t07666f7265766572\nc\t0561206461 79\n#count\t3\n".replacingOccurrences(of: " ", with: ""))
+            #expect(
+                dump
+                    == "a\t0568656c6c6f\nb\t07666f7265766572\nc\t0561206461 79\n#count\t3\n".replacingOccurrences(
+                        of: " ", with: ""))
             let info = TabSeparated.parse(try CLI.succeed(["info"] + store).stdout)
             #expect(info["flags"] == "0x1")
             try CLI.succeed(["verify"] + store)

@@ -38,7 +38,8 @@ struct GoldenDumpTests {
             let apply = try CLI.succeed(["apply"] + CLI.store(root, golden.id), stdin: try golden.script())
             #expect(apply.stderr.isEmpty)
             let dump = try CLI.succeed(["dump"] + CLI.store(root, golden.id))
-            #expect(dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")
+            #expect(
+                dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")
             try CLI.succeed(["verify"] + CLI.store(root, golden.id))
         }
     }
@@ -51,7 +52,8 @@ struct GoldenDumpTests {
             let root = try tmp.copyStore(from: golden.root)
             try CLI.succeed(["apply"] + CLI.store(root, golden.id), stdin: try golden.script())
             let dump = try CLI.succeed(["dump"] + CLI.store(root, golden.id))
-            #expect(dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")
+            #expect(
+                dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")
             try CLI.succeed(["verify"] + CLI.store(root, golden.id))
         }
     }
@@ -63,7 +65,8 @@ struct GoldenDumpTests {
             let script = try golden.script().replacingOccurrences(of: "\n", with: "\r\n")
             try CLI.succeed(["apply"] + CLI.store(root, golden.id), stdin: script)
             let dump = try CLI.succeed(["dump"] + CLI.store(root, golden.id))
-            #expect(dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")
+            #expect(
+                dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")
         }
     }
 }

@@ -13,8 +13,9 @@ struct InfoVerifyTests {
         #expect(result.stdout.hasSuffix("\n"))
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         for line in lines {
-            #expect(line.split(separator: "\t", omittingEmptySubsequences: false).count == 2,
-                    "not a name<TAB>value line: '\(line)'")
+            #expect(
+                line.split(separator: "\t", omittingEmptySubsequences: false).count == 2,
+                "not a name<TAB>value line: '\(line)'")
         }
         let info = TabSeparated.parse(result.stdout)
         for field in Self.requiredInfoFields {
@@ -31,9 +32,11 @@ struct InfoVerifyTests {
         #expect(info["sequence"].flatMap { Int($0) } != nil)
     }
 
-    @Test("info on the golden stores reports their sizes and key counts", arguments: [
-        ("a_plain", "case_a", "109", "9"), ("c_overwrites", "case_c", "939", "3"),
-    ])
+    @Test(
+        "info on the golden stores reports their sizes and key counts",
+        arguments: [
+            ("a_plain", "case_a", "109", "9"), ("c_overwrites", "case_c", "939", "3"),
+        ])
     func infoNumbers(_ name: String, _ id: String, _ actualSize: String, _ keys: String) throws {
         let golden = GoldenCase(name: name, id: id)
         let info = TabSeparated.parse(try CLI.succeed(["info"] + CLI.store(golden.root, golden.id)).stdout)
@@ -113,7 +116,9 @@ extension Data {
         var bytes: [UInt8] = []
         var index = 0
         while index < digits.count {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             bytes.append(byte)
             index += 2
         }

@@ -10,9 +10,12 @@ import Testing
 struct MultiProcessTests {
     static let key = CryptKey(Array("mp-key".utf8))!
 
-    func open(_ root: String, multiProcess: Bool = true, readOnly: Bool = false, key: CryptKey? = nil) throws -> MappedKV {
-        try MappedKV(id: "s", directory: root,
-                     configuration: Configuration(isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: key))
+    func open(
+        _ root: String, multiProcess: Bool = true, readOnly: Bool = false, key: CryptKey? = nil
+    ) throws -> MappedKV {
+        try MappedKV(
+            id: "s", directory: root,
+            configuration: Configuration(isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: key))
     }
 
     func storeArguments(_ root: String, multiProcess: Bool = true, key: Bool = false) -> [String] {
@@ -23,7 +26,12 @@ struct MultiProcessTests {
     final class Recorder: Sendable {
         let changes = Mutex<[ExternalChange]>([])
         func record(_ change: ExternalChange) { changes.withLock { $0.append(change) } }
-        func take() -> [ExternalChange] { changes.withLock { value in defer { value = [] }; return value } }
+        func take() -> [ExternalChange] {
+            changes.withLock { value in
+                defer { value = [] }
+                return value
+            }
+        }
     }
 
     // MARK: Mode conflicts
@@ -113,7 +121,8 @@ struct MultiProcessTests {
 
             // A write-back in the child (trim after growth) changes the sequence: full reload.
             let big = String(repeating: "x", count: 3000)
-            let script = (0..<8).map { "set-string big\($0) \(big)" }.joined(separator: "\n")
+            let script =
+                (0..<8).map { "set-string big\($0) \(big)" }.joined(separator: "\n")
                 + "\n" + (0..<8).map { "remove big\($0)" }.joined(separator: "\n") + "\ntrim\n"
             try CLI.succeed(["apply"] + storeArguments(root, key: encrypted), stdin: script)
             #expect(try store.allKeys == ["k"])
@@ -123,7 +132,9 @@ struct MultiProcessTests {
 
             // This process keeps writing correctly on top of the reloaded state.
             try store.set("after", forKey: "mine2")
-            #expect(try CLI.succeed(["get"] + storeArguments(root, key: encrypted) + ["--type", "string", "mine2"]).stdout == "after\n")
+            #expect(
+                try CLI.succeed(["get"] + storeArguments(root, key: encrypted) + ["--type", "string", "mine2"]).stdout
+                    == "after\n")
 
             var iterator = stream.makeAsyncIterator()
             var streamed: [ExternalChange.Kind] = []

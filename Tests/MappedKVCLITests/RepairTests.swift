@@ -52,7 +52,9 @@ struct RepairTests {
             let repair = try CLI.run(["repair"] + store + ["--crypt-key", "wrong"])
             #expect(repair.failedCleanly && repair.stderr.contains("wrong key"), "\(repair)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: tmp.path + "/s")) == before)
-            #expect(try CLI.succeed(["get"] + store + ["--crypt-key", "right", "--type", "string", "k"]).stdout.contains("v"))
+            #expect(
+                try CLI.succeed(["get"] + store + ["--crypt-key", "right", "--type", "string", "k"]).stdout.contains(
+                    "v"))
         }
     }
 }

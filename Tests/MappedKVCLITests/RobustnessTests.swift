@@ -58,21 +58,26 @@ struct RobustnessTests {
     func typeMismatchNeverCrashes() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
-            try CLI.succeed(["apply"] + store, stdin: """
-                set-bool bool true
-                set-int32 int32 -42
-                set-uint32 uint32 4000000000
-                set-int64 int64 -9000000000
-                set-uint64 uint64 18446744073709551615
-                set-float float 1.5
-                set-double double 3.141592653589793
-                set-string string hello, MMKV ✓
-                set-bytes bytes 00ff7f80
+            try CLI.succeed(
+                ["apply"] + store,
+                stdin: """
+                    set-bool bool true
+                    set-int32 int32 -42
+                    set-uint32 uint32 4000000000
+                    set-int64 int64 -9000000000
+                    set-uint64 uint64 18446744073709551615
+                    set-float float 1.5
+                    set-double double 3.141592653589793
+                    set-string string hello, MMKV ✓
+                    set-bytes bytes 00ff7f80
 
-                """)
+                    """)
             try CLI.succeed(["set", "--type", "strings"] + store + ["strings", "a,bc,,d"])
             try CLI.succeed(["set", "--type", "payload"] + store + ["payload", "ff"])
-            let types = ["bool", "int32", "uint32", "int64", "uint64", "float", "double", "string", "bytes", "strings", "payload"]
+            let types = [
+                "bool", "int32", "uint32", "int64", "uint64", "float", "double", "string", "bytes", "strings",
+                "payload",
+            ]
             for key in types {
                 for type in types {
                     let result = try CLI.run(["get", "--type", type] + store + [key])

@@ -18,14 +18,18 @@ struct StressTests {
                 guard words.count == 2, let value = Int(words[1]) else { return nil }
                 fields[String(words[0])] = value
             }
-            guard ["processes", "operations", "ops/s", "kills", "violations"].allSatisfy({ fields[$0] != nil }) else { return nil }
+            guard ["processes", "operations", "ops/s", "kills", "violations"].allSatisfy({ fields[$0] != nil }) else {
+                return nil
+            }
         }
 
         var processes: Int { fields["processes"]! }
         var operations: Int { fields["operations"]! }
         var kills: Int { fields["kills"]! }
         var violations: Int { fields["violations"]! }
-        var description: String { fields.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+        var description: String {
+            fields.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        }
     }
 
     /// Runs `stress` on `root` with `arguments`, requiring success and a summary with no violations
@@ -44,7 +48,8 @@ struct StressTests {
     @Test("4 processes of 300 mixed operations on a plain store: no violations")
     func plain() throws {
         try TemporaryDirectory.with { tmp in
-            let summary = try stress(tmp.path("root"), ["--processes", "4", "--ops", "300", "--seed", "11"], operations: 1200)
+            let summary = try stress(
+                tmp.path("root"), ["--processes", "4", "--ops", "300", "--seed", "11"], operations: 1200)
             #expect(summary.processes == 4)
             #expect(summary.kills == 0)
         }
@@ -63,7 +68,8 @@ struct StressTests {
         try TemporaryDirectory.with { tmp in
             let key = encrypted ? ["--crypt-key", "stress-key"] : []
             let summary = try stress(
-                tmp.path("root"), ["--processes", "4", "--ops", "300", "--seed", "13", "--kill-interval-ms", "20"] + key,
+                tmp.path("root"),
+                ["--processes", "4", "--ops", "300", "--seed", "13", "--kill-interval-ms", "20"] + key,
                 operations: 1200)
             print("stress with kills\(encrypted ? ", encrypted" : ""): \(summary)")
         }
@@ -75,7 +81,8 @@ struct StressTests {
             for repetition in 0..<20 {
                 let root = tmp.path("root-\(repetition)")
                 try stress(
-                    root, ["--processes", "4", "--ops", "50", "--workload", "counter", "--seed", "\(100 + repetition)"],
+                    root,
+                    ["--processes", "4", "--ops", "50", "--workload", "counter", "--seed", "\(100 + repetition)"],
                     operations: 200)
                 let counter = try CLI.succeed(["get", "--root", root, "--id", "stress", "--type", "int64", "counter"])
                 #expect(counter.stdout == "200\n", "repetition \(repetition): \(counter)")
@@ -100,7 +107,10 @@ struct StressTests {
 
             let counter = try CLI.succeed(["get", "--root", root, "--id", "stress", "--type", "int64", "counter"])
             let value = try #require(Int64(counter.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-            try CLI.succeed(["set", "--root", root, "--id", "stress", "--multi-process", "--type", "int64", "counter", "\(value + 1)"])
+            try CLI.succeed([
+                "set", "--root", root, "--id", "stress", "--multi-process", "--type", "int64", "counter",
+                "\(value + 1)",
+            ])
             let moved = try CLI.fail(["stress", "--root", root, "--verify-only"])
             #expect(Summary(moved.stdout)?.violations == 2, "\(moved)")
             #expect(moved.stderr.contains("the counter is \(value + 1)"), "\(moved)")

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import MappedKVCrypto
 import MappedKVFormat
+import Testing
 
 /// Where the package's Vectors folder is.
 private let vectors: String = {
@@ -37,7 +37,8 @@ private let nistVectors: [NISTVector] = {
     let text = try! String(contentsOfFile: vectors + "/crypto/nist-sp800-38a-cfb128.txt", encoding: .utf8)
     return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
         let f = line.split(separator: "\t")
-        return NISTVector(section: String(f[0]), key: bytes(f[2]), iv: bytes(f[3]), plaintext: bytes(f[4]), ciphertext: bytes(f[5]))
+        return NISTVector(
+            section: String(f[0]), key: bytes(f[2]), iv: bytes(f[3]), plaintext: bytes(f[4]), ciphertext: bytes(f[5]))
     }
 }()
 
@@ -81,11 +82,15 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
             let decryptor = stream.copy()
             for size in [1, 5, 16, 17] {
                 let enc = stream.copy()
-                #expect(run(enc, Array(vector.plaintext[start...]), chunk: size, encrypting: true) == Array(vector.ciphertext[start...]),
-                        "start \(start) chunk \(size)")
+                #expect(
+                    run(enc, Array(vector.plaintext[start...]), chunk: size, encrypting: true)
+                        == Array(vector.ciphertext[start...]),
+                    "start \(start) chunk \(size)")
             }
-            #expect(run(decryptor, Array(vector.ciphertext[start...]), chunk: 7, encrypting: false) == Array(vector.plaintext[start...]),
-                    "start \(start)")
+            #expect(
+                run(decryptor, Array(vector.ciphertext[start...]), chunk: 7, encrypting: false)
+                    == Array(vector.plaintext[start...]),
+                "start \(start)")
         }
     }
 
@@ -114,10 +119,14 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
             back += run(decryptor, Array(cipher[split...]), chunk: cipher.count, encrypting: false)
             #expect(back == plain, "decrypting in bulk after \(split) bytes")
             // Both streams go on as one: the next short append matches too.
-            #expect(run(encryptor, [1, 2, 3], chunk: 3, encrypting: true) == run(decryptor, [1, 2, 3], chunk: 3, encrypting: true))
+            #expect(
+                run(encryptor, [1, 2, 3], chunk: 3, encrypting: true)
+                    == run(decryptor, [1, 2, 3], chunk: 3, encrypting: true))
         }
         var into = [UInt8](repeating: 0, count: plain.count)
-        plain.withUnsafeBytes { source in into.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt(source, into: $0) } }
+        plain.withUnsafeBytes { source in
+            into.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt(source, into: $0) }
+        }
         #expect(into == cipher)
     }
 
@@ -137,13 +146,15 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         let vector = nistVectors[0]
         var otherKey = vector.key
         otherKey[0] ^= 1
-        let wrongKey = run(CFBStream(key: CryptKey(otherKey)!, iv: vector.iv), vector.ciphertext, chunk: 64, encrypting: false)
+        let wrongKey = run(
+            CFBStream(key: CryptKey(otherKey)!, iv: vector.iv), vector.ciphertext, chunk: 64, encrypting: false)
         #expect(wrongKey != vector.plaintext)
         var otherIV = vector.iv
         otherIV[15] ^= 1
         let wrongIV = run(CFBStream(key: vector.cryptKey, iv: otherIV), vector.ciphertext, chunk: 64, encrypting: false)
         #expect(Array(wrongIV.prefix(16)) != Array(vector.plaintext.prefix(16)))
-        #expect(Array(wrongIV.suffix(32)) == Array(vector.plaintext.suffix(32)), "CFB self-synchronizes after one block")
+        #expect(
+            Array(wrongIV.suffix(32)) == Array(vector.plaintext.suffix(32)), "CFB self-synchronizes after one block")
     }
 }
 
@@ -182,7 +193,8 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         let summary = region.withUnsafeBytes { plain in
             RecordDecoder.decode(plain, skipsHolder: true) { record in
                 let name = String(decoding: plain[record.keyRange], as: UTF8.self)
-                live[name] = record.isDeletion ? nil : plain[record.valueRange].map { String(format: "%02x", $0) }.joined()
+                live[name] =
+                    record.isDeletion ? nil : plain[record.valueRange].map { String(format: "%02x", $0) }.joined()
             }
         }
         #expect(summary.isComplete)
@@ -204,7 +216,9 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         region.withUnsafeMutableBytes { stream.decrypt($0) }
         var keys: [String] = []
         let summary = region.withUnsafeBytes { plain in
-            RecordDecoder.decode(plain, skipsHolder: true) { keys.append(String(decoding: plain[$0.keyRange], as: UTF8.self)) }
+            RecordDecoder.decode(plain, skipsHolder: true) {
+                keys.append(String(decoding: plain[$0.keyRange], as: UTF8.self))
+            }
         }
         #expect(!summary.isComplete || keys.sorted() != ["b", "by", "d", "f", "i32", "i64", "s", "u32", "u64"])
     }

@@ -9,14 +9,14 @@ private func put(_ value: UInt64, width: Int, at offset: Int, in bytes: inout [U
 /// A meta struct built by hand at the offsets of MMKV-FORMAT.md 3.1.
 private func handBuiltMeta() -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: 112)
-    put(0x1122_3344, width: 4, at: 0, in: &bytes)              // crc
-    put(4, width: 4, at: 4, in: &bytes)                        // version
-    put(0x0102_0304, width: 4, at: 8, in: &bytes)              // sequence
+    put(0x1122_3344, width: 4, at: 0, in: &bytes)  // crc
+    put(4, width: 4, at: 4, in: &bytes)  // version
+    put(0x0102_0304, width: 4, at: 8, in: &bytes)  // sequence
     for index in 0..<16 { bytes[12 + index] = 0xA0 + UInt8(index) }  // iv
-    put(0x0000_1234, width: 4, at: 28, in: &bytes)             // actualSize
-    put(0x0000_0567, width: 4, at: 32, in: &bytes)             // lastConfirmed.lastActualSize
-    put(0xCAFE_BABE, width: 4, at: 36, in: &bytes)             // lastConfirmed.lastCRCDigest
-    for index in 0..<64 { bytes[40 + index] = UInt8(index) }   // reserved
+    put(0x0000_1234, width: 4, at: 28, in: &bytes)  // actualSize
+    put(0x0000_0567, width: 4, at: 32, in: &bytes)  // lastConfirmed.lastActualSize
+    put(0xCAFE_BABE, width: 4, at: 36, in: &bytes)  // lastConfirmed.lastCRCDigest
+    for index in 0..<64 { bytes[40 + index] = UInt8(index) }  // reserved
     put(0x8000_0000_0000_0001, width: 8, at: 104, in: &bytes)  // flags
     return bytes
 }
@@ -100,7 +100,9 @@ struct MetaInfoTests {
 
     @Test("a struct shorter than 112 bytes is rejected")
     func tooShort() {
-        #expect(throws: FormatError.metaTooShort(length: 111)) { try MetaInfo(parsing: [UInt8](repeating: 0, count: 111)) }
+        #expect(throws: FormatError.metaTooShort(length: 111)) {
+            try MetaInfo(parsing: [UInt8](repeating: 0, count: 111))
+        }
         #expect(throws: FormatError.metaTooShort(length: 0)) { try MetaInfo(parsing: [UInt8]()) }
     }
 
@@ -225,7 +227,9 @@ struct MetaInfoTests {
         #expect(meta.lastConfirmedActualSize == 0 && meta.lastConfirmedCRC == 0)
     }
 
-    @Test("versions 1 to 3 are raised to 4 with a whole-struct write; flags are cleared", arguments: [1, 2, 3] as [UInt32])
+    @Test(
+        "versions 1 to 3 are raised to 4 with a whole-struct write; flags are cleared",
+        arguments: [1, 2, 3] as [UInt32])
     func lowVersionsRaised(_ raw: UInt32) {
         var meta = populatedMeta(version: raw, flags: .keyExpiry)
         let write = meta.update(actualSize: 9, crc: 0x99, increasesSequence: false)

@@ -4,8 +4,17 @@ import Testing
 /// One line of `payloads.txt`.
 struct PayloadVector: Sendable, CustomTestStringConvertible {
     enum Value: Sendable {
-        case bool(Bool), int32(Int32), uint32(UInt32), int64(Int64), uint64(UInt64), int(Int)
-        case float(Float), double(Double), string(String), bytes([UInt8]), strings([String])
+        case bool(Bool)
+        case int32(Int32)
+        case uint32(UInt32)
+        case int64(Int64)
+        case uint64(UInt64)
+        case int(Int)
+        case float(Float)
+        case double(Double)
+        case string(String)
+        case bytes([UInt8])
+        case strings([String])
     }
 
     var type: String
@@ -91,7 +100,9 @@ struct PayloadTests {
         let rows = try VectorFiles.rows("payloads.txt")
         #expect(rows.count == PayloadVector.all.count, "every row of payloads.txt must parse")
         let types = Set(PayloadVector.all.map(\.type))
-        for type in ["bool", "int32", "uint32", "int64", "uint64", "int", "float", "double", "string", "bytes", "strings"] {
+        for type in [
+            "bool", "int32", "uint32", "int64", "uint64", "int", "float", "double", "string", "bytes", "strings",
+        ] {
             #expect(types.contains(type), "payloads.txt has no \(type) vector")
         }
         func has(_ type: String, _ text: String, _ hex: String) -> Bool {
@@ -169,7 +180,9 @@ struct PayloadTests {
             #expect(try Int(payload: value.payloadBytes) == Int(value))
         }
         // The other way round keeps the low 32 bits.
-        #expect(try Int32(payload: Int64(-9_000_000_000).payloadBytes) == Int32(truncatingIfNeeded: -9_000_000_000 as Int64))
+        #expect(
+            try Int32(payload: Int64(-9_000_000_000).payloadBytes) == Int32(truncatingIfNeeded: -9_000_000_000 as Int64)
+        )
         #expect(try Int32(payload: UInt64(1 << 32 | 7).payloadBytes) == 7)
     }
 
@@ -198,13 +211,13 @@ struct PayloadTests {
     @Test("a string payload that is not valid UTF-8 throws .invalidUTF8")
     func invalidUTF8() throws {
         let bad: [[UInt8]] = [
-            [0x01, 0xFF],                    // never valid
-            [0x01, 0x80],                    // lone continuation byte
-            [0x02, 0xC3, 0x28],              // bad continuation
-            [0x02, 0xC0, 0x80],              // overlong NUL
-            [0x03, 0xED, 0xA0, 0x80],        // UTF-16 surrogate
+            [0x01, 0xFF],  // never valid
+            [0x01, 0x80],  // lone continuation byte
+            [0x02, 0xC3, 0x28],  // bad continuation
+            [0x02, 0xC0, 0x80],  // overlong NUL
+            [0x03, 0xED, 0xA0, 0x80],  // UTF-16 surrogate
             [0x04, 0xF4, 0x90, 0x80, 0x80],  // above U+10FFFF
-            [0x02, 0x61, 0xE2],              // truncated sequence inside the declared length
+            [0x02, 0x61, 0xE2],  // truncated sequence inside the declared length
         ]
         for payload in bad {
             #expect(throws: FormatError.invalidUTF8, "\(payload.hex)") { try String(payload: payload) }
@@ -250,7 +263,9 @@ struct PayloadTests {
             }
             let string = String(scalars)
             #expect(try String(payload: string.payloadBytes) == string)
-            let strings = (0..<Int.random(in: 0...5, using: &rng)).map { _ in String(repeating: "é", count: Int.random(in: 0...70, using: &rng)) }
+            let strings = (0..<Int.random(in: 0...5, using: &rng)).map { _ in
+                String(repeating: "é", count: Int.random(in: 0...70, using: &rng))
+            }
             #expect(try [String](payload: strings.payloadBytes) == strings)
         }
     }

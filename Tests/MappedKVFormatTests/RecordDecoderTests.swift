@@ -5,7 +5,9 @@ private let holder = RegionBuilder.holder
 
 private func record(_ key: String, _ value: [UInt8]) -> [UInt8] { RegionBuilder.record(key, value) }
 
-private func decode(_ region: [UInt8], from start: Int = 0, skipsHolder: Bool = true) -> (DecodeSummary, [RecordLocation]) {
+private func decode(
+    _ region: [UInt8], from start: Int = 0, skipsHolder: Bool = true
+) -> (DecodeSummary, [RecordLocation]) {
     region.decodeRegion(from: start, skipsHolder: skipsHolder)
 }
 
@@ -61,10 +63,11 @@ struct RecordDecoderTests {
         let region = holder + record("key", [0x01, 0x02]) + RegionBuilder.deletion("key")
         let (summary, locations) = decode(region)
         #expect(summary.isComplete)
-        #expect(locations == [
-            RecordLocation(start: 4, keyStart: 5, keyLength: 3, valueStart: 9, valueLength: 2),
-            RecordLocation(start: 11, keyStart: 12, keyLength: 3, valueStart: 16, valueLength: 0),
-        ])
+        #expect(
+            locations == [
+                RecordLocation(start: 4, keyStart: 5, keyLength: 3, valueStart: 9, valueLength: 2),
+                RecordLocation(start: 11, keyStart: 12, keyLength: 3, valueStart: 16, valueLength: 0),
+            ])
         #expect(locations[0].end == 11 && locations[0].keyRange == 5..<8 && locations[0].valueRange == 9..<11)
         #expect(locations[1].isDeletion && !locations[0].isDeletion)
         #expect(liveKeys(region, locations).isEmpty)
@@ -72,16 +75,19 @@ struct RecordDecoderTests {
 
     @Test("the last record wins and a deletion followed by a set revives the key")
     func lastRecordWins() {
-        let region = holder + record("a", [1]) + record("b", [2]) + record("a", [3])
+        let region =
+            holder + record("a", [1]) + record("b", [2]) + record("a", [3])
             + RegionBuilder.deletion("b") + RegionBuilder.deletion("c") + record("b", [4]) + record("a", [5, 6])
         let (summary, locations) = decode(region)
         #expect(summary.isComplete && summary.recordCount == 7)
         #expect(liveKeys(region, locations) == [Array("a".utf8): [5, 6], Array("b".utf8): [4]])
     }
 
-    @Test("MMKV 2.4.2 plain stores decode to their .expect contents", arguments: [
-        ("a_plain", "case_a"), ("c_overwrites", "case_c"),
-    ])
+    @Test(
+        "MMKV 2.4.2 plain stores decode to their .expect contents",
+        arguments: [
+            ("a_plain", "case_a"), ("c_overwrites", "case_c"),
+        ])
     func realMMKVFiles(_ folder: String, _ id: String) throws {
         let store = try MMKVCase.load(folder: folder, id: id)
         let meta = try MetaInfo(parsing: store.meta)
@@ -206,10 +212,12 @@ struct RecordDecoderTests {
     @Test("lengths that are negative as int32 are errors")
     func negativeLengths() {
         let minusOne32: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]  // 0xFFFFFFFF
-        let minusOne64: [UInt8] = Int64(-1).payloadBytes            // 10-byte -1
-        let int32Min: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x08]     // 0x80000000
+        let minusOne64: [UInt8] = Int64(-1).payloadBytes  // 10-byte -1
+        let int32Min: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x08]  // 0x80000000
         let filler = [UInt8](repeating: 0, count: 32)
-        for (bytes, raw) in [(minusOne32, UInt64(0xFFFF_FFFF)), (minusOne64, UInt64.max), (int32Min, UInt64(0x8000_0000))] {
+        for (bytes, raw) in [
+            (minusOne32, UInt64(0xFFFF_FFFF)), (minusOne64, UInt64.max), (int32Min, UInt64(0x8000_0000)),
+        ] {
             let keyCase = holder + bytes + filler
             #expect(decode(keyCase).0.error == .invalidLength(offset: 4, length: raw), "key length \(bytes.hex)")
             let valueCase = holder + [0x01, 0x6B] + bytes + filler
@@ -276,8 +284,9 @@ struct RecordDecoderTests {
         #expect(summary.isComplete && summary.recordCount == 400)
         #expect(locations.map(\.end) == ends)
         for location in locations {
-            #expect(location.valueStart - location.start
-                == Record.headerSize(keyLength: location.keyLength, valueLength: location.valueLength))
+            #expect(
+                location.valueStart - location.start
+                    == Record.headerSize(keyLength: location.keyLength, valueLength: location.valueLength))
         }
         #expect(liveKeys(region, locations) == expected)
     }

@@ -264,11 +264,18 @@ struct MMKVCase {
         let base = "mmkv-2.4.2/\(folder)/"
         var expected: [[UInt8]: [UInt8]] = [:]
         var count: Int?
-        for row in try VectorFiles.rows(at: VectorFiles.url(base + "\(id).expect"), skipsComments: false) where row.count == 2 {
-            if row[0] == "#count" { count = Int(row[1]) } else { expected[Array(row[0].utf8)] = try [UInt8](hex: row[1]) }
+        for row in try VectorFiles.rows(at: VectorFiles.url(base + "\(id).expect"), skipsComments: false)
+        where row.count == 2 {
+            if row[0] == "#count" {
+                count = Int(row[1])
+            } else {
+                expected[Array(row[0].utf8)] = try [UInt8](hex: row[1])
+            }
         }
         var info: [String: String] = [:]
-        for row in try VectorFiles.rows(at: VectorFiles.url(base + "info.txt")) where row.count == 2 { info[row[0]] = row[1] }
+        for row in try VectorFiles.rows(at: VectorFiles.url(base + "info.txt")) where row.count == 2 {
+            info[row[0]] = row[1]
+        }
         return MMKVCase(
             data: try VectorFiles.bytes(VectorFiles.url(base + "root/\(id)")),
             meta: try VectorFiles.bytes(VectorFiles.url(base + "root/\(id).crc")),

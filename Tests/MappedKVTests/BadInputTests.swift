@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Testing
-@testable import MappedKV
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// Bad keys, values and files give clear errors, never crashes, and never change what was on disk.
 @Suite struct BadInputTests {
@@ -19,7 +20,8 @@ import MappedKVFormat
             try store.set("v", forKey: longest + "k")
         }
         // The limit leaves MMKV's reader room for any value: header <= 65535 bytes.
-        #expect(Record.headerSize(keyLength: limit, valueLength: Int(Int32.max)) <= RecordLimits.mmkvMaximumHeaderLength)
+        #expect(
+            Record.headerSize(keyLength: limit, valueLength: Int(Int32.max)) <= RecordLimits.mmkvMaximumHeaderLength)
         store.close()
         let reopened = try MappedKV(id: "s", directory: dir.path)
         #expect(try reopened.count == 1)
@@ -28,11 +30,14 @@ import MappedKVFormat
     @Test func valuesOfTwoGiBOrMoreAreRejectedBeforeAnyWrite() throws {
         let dir = TemporaryDirectory("huge")
         let location = try StoreLocation(id: "s", directory: dir.path)
-        let core = try StoreCore(location: location, configuration: Configuration(), logger: MappedKV.silentLogger, signal: ChangeSignal())
+        let core = try StoreCore(
+            location: location, configuration: Configuration(), logger: MappedKV.silentLogger, signal: ChangeSignal())
         // The check must come before the bytes are touched: this buffer is never read.
         let fake = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: 0x1000), count: 1 << 31)
         #expect(throws: MappedKVError.valueTooLarge(1 << 31)) { try core.setPayload(fake, forKey: "big") }
-        #expect(throws: MappedKVError.self) { try core.setPayload(UnsafeRawBufferPointer(start: nil, count: 0), forKey: "empty") }
+        #expect(throws: MappedKVError.self) {
+            try core.setPayload(UnsafeRawBufferPointer(start: nil, count: 0), forKey: "empty")
+        }
         #expect(try core.count() == 0)
     }
 
@@ -40,12 +45,18 @@ import MappedKVFormat
     /// Opens read-write and read-only with a handler that answers `.fail`; both must throw, the
     /// handler must have been told both times (unless `handlerIsTold` is false: a missing meta
     /// file is refused before any load), and neither file may change.
-    func expectFailedOpenLeavesFilesAlone(_ dir: TemporaryDirectory, id: String = "s", handlerIsTold: Bool = true,
-                                          sourceLocation: SourceLocation = #_sourceLocation) {
-        let data = fileBytes(dir.file(id)), meta = fileBytes(dir.file(id + ".crc"))
+    func expectFailedOpenLeavesFilesAlone(
+        _ dir: TemporaryDirectory, id: String = "s", handlerIsTold: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let data = fileBytes(dir.file(id))
+        let meta = fileBytes(dir.file(id + ".crc"))
         // The handler is told and answers .fail: the open throws and nothing changes.
         let events = EventLog()
-        let failing = Configuration(recoveryHandler: { events.append($0); return .fail })
+        let failing = Configuration(recoveryHandler: {
+            events.append($0)
+            return .fail
+        })
         var readOnlyFailing = failing
         readOnlyFailing.isReadOnly = true
         #expect(throws: MappedKVError.self, sourceLocation: sourceLocation) {
@@ -54,7 +65,9 @@ import MappedKVFormat
         #expect(throws: MappedKVError.self, sourceLocation: sourceLocation) {
             _ = try MappedKV(id: id, directory: dir.path, configuration: readOnlyFailing)
         }
-        #expect(events.all.count == (handlerIsTold ? 2 : 0), "the handler was not told of the damage", sourceLocation: sourceLocation)
+        #expect(
+            events.all.count == (handlerIsTold ? 2 : 0), "the handler was not told of the damage",
+            sourceLocation: sourceLocation)
         #expect(fileBytes(dir.file(id)) == data, "data file changed", sourceLocation: sourceLocation)
         #expect(fileBytes(dir.file(id + ".crc")) == meta, "meta file changed", sourceLocation: sourceLocation)
     }
@@ -73,7 +86,8 @@ import MappedKVFormat
         try writeFile(dir.file("s"), data)
         expectFailedOpenLeavesFilesAlone(dir)
         let error = #expect(throws: MappedKVError.self) {
-            _ = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { _ in .fail }))
+            _ = try MappedKV(
+                id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { _ in .fail }))
         }
         guard case .corrupted(_, .crcMismatch)? = error else {
             Issue.record("expected a CRC mismatch, got \(String(describing: error))")
@@ -153,16 +167,24 @@ import MappedKVFormat
         try makeStore(dir, keys: 30)
         let goodData = try #require(fileBytes(dir.file("s")))
         let goodMeta = try #require(fileBytes(dir.file("s.crc")))
-        var opened = 0, refused = 0
+        var opened = 0
+        var refused = 0
         for round in 0..<300 {
-            var data = goodData, meta = goodMeta
+            var data = goodData
+            var meta = goodMeta
             switch round % 6 {
-            case 0: for _ in 0..<Int.random(in: 1...8, using: &rng) { data[Int.random(in: 0..<data.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng) }
+            case 0:
+                for _ in 0..<Int.random(in: 1...8, using: &rng) {
+                    data[Int.random(in: 0..<data.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+                }
             case 1: data = Array(data.prefix(Int.random(in: 0..<data.count, using: &rng)))
-            case 2: meta = (0..<Int.random(in: 0...200, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            case 2:
+                meta = (0..<Int.random(in: 0...200, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             case 3: for i in 0..<112 where Bool.random(using: &rng) { meta[i] = UInt8.random(in: 0...255, using: &rng) }
-            case 4: data += (0..<Int.random(in: 1...5000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            default: data = (0..<Int.random(in: 0...9000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            case 4:
+                data += (0..<Int.random(in: 1...5000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            default:
+                data = (0..<Int.random(in: 0...9000, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             }
             try writeFile(dir.file("s"), data)
             try writeFile(dir.file("s.crc"), meta)
@@ -184,7 +206,8 @@ import MappedKVFormat
                 #expect(fileBytes(dir.file("s.crc")) == meta, "a failed read-write open changed the meta file")
             }
             // The inspector must also survive anything.
-            _ = StoreInspector.inspect(location: try StoreLocation(id: "s", directory: dir.path), dataFile: data, metaFile: meta)
+            _ = StoreInspector.inspect(
+                location: try StoreLocation(id: "s", directory: dir.path), dataFile: data, metaFile: meta)
         }
         #expect(opened + refused == 300)
         #expect(refused > 0 && opened > 0, "the damage mix should both break and spare stores")

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// The files a process killed mid-write leaves behind, built byte by byte, and what the next
 /// open makes of them: interrupted write-backs finish from their journal, interrupted appends
@@ -31,8 +32,11 @@ import MappedKVFormat
 
     /// A store grown past one page with many removed keys (state A), and the same store after a
     /// trim (state B: a write-back that shrinks the file), with the journal that write-back writes.
-    func writeBackScenario(_ dir: TemporaryDirectory, _ key: CryptKey?) throws
-        -> (before: Snapshot, after: Snapshot, journal: WriteBackJournal, model: [String: [UInt8]]) {
+    func writeBackScenario(
+        _ dir: TemporaryDirectory, _ key: CryptKey?
+    ) throws
+        -> (before: Snapshot, after: Snapshot, journal: WriteBackJournal, model: [String: [UInt8]])
+    {
         let store = try open(dir, key)
         for i in 0..<60 { try store.set(String(repeating: "v\(i)-", count: 40), forKey: "key-\(i)") }
         for i in 0..<50 { try store.removeValue(forKey: "key-\(i)") }
@@ -61,7 +65,8 @@ import MappedKVFormat
         let half = journal.region.count / 2
         torn.data.replaceSubrange(4..<(4 + half), with: journal.region[0..<half])
         torn.meta.withUnsafeMutableBytes {
-            $0.storeBytes(of: journal.markerSequence.littleEndian, toByteOffset: MetaInfo.Offset.sequence, as: UInt32.self)
+            $0.storeBytes(
+                of: journal.markerSequence.littleEndian, toByteOffset: MetaInfo.Offset.sequence, as: UInt32.self)
         }
         try restore(torn, dir)
         try writeFile(dir.file("s.writeback"), journal.serialized)
@@ -88,8 +93,10 @@ import MappedKVFormat
         torn.data.replaceSubrange(4..<(4 + journal.region.count), with: journal.region)
         torn.meta = before.meta
         torn.meta.withUnsafeMutableBytes {
-            $0.storeBytes(of: journal.meta.crcDigest.littleEndian, toByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self)
-            $0.storeBytes(of: journal.markerSequence.littleEndian, toByteOffset: MetaInfo.Offset.sequence, as: UInt32.self)
+            $0.storeBytes(
+                of: journal.meta.crcDigest.littleEndian, toByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self)
+            $0.storeBytes(
+                of: journal.markerSequence.littleEndian, toByteOffset: MetaInfo.Offset.sequence, as: UInt32.self)
         }
         try restore(torn, dir)
         try writeFile(dir.file("s.writeback"), journal.serialized)
@@ -124,7 +131,8 @@ import MappedKVFormat
         var torn = try snapshot(dir)
         let complete = torn.metaInfo
         torn.meta.withUnsafeMutableBytes {
-            $0.storeBytes(of: UInt32(sizeBefore).littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
+            $0.storeBytes(
+                of: UInt32(sizeBefore).littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
         }
         try restore(torn, dir)
         // Read-only: completed in memory, nothing written.
@@ -146,7 +154,12 @@ import MappedKVFormat
         try restore(damaged, dir)
         let events = EventLog()
         #expect(throws: MappedKVError.self) {
-            _ = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { events.append($0); return .fail }))
+            _ = try MappedKV(
+                id: "s", directory: dir.path,
+                configuration: Configuration(recoveryHandler: {
+                    events.append($0)
+                    return .fail
+                }))
         }
         #expect(events.all.map(\.kind) == [.crcMismatch])
         #expect(try snapshot(dir).data == damaged.data && snapshot(dir).meta == damaged.meta)

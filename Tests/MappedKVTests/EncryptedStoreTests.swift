@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// Encrypted stores: MMKV's encrypted files load and accept appends, every rewrite draws a fresh IV,
 /// and a wrong key is refused without writing a byte.
@@ -48,13 +49,15 @@ import MappedKVFormat
         #expect(before.actualSize % 16 != 0, "the first append starts mid-block")
         var offsets: Set<Int> = []
         for i in 0..<40 {
-            let store = try MappedKV(id: "case_b", directory: dir.path, configuration: Configuration(cryptKey: Self.keyB))
+            let store = try MappedKV(
+                id: "case_b", directory: dir.path, configuration: Configuration(cryptKey: Self.keyB))
             let value = String(repeating: "x", count: i % 23)
             offsets.insert(try store.actualSize % 16)
             try store.set(value, forKey: "k\(i % 7)")
             model["k\(i % 7)"] = hex(value.payloadBytes)
             store.close()
-            let reopened = try MappedKV(id: "case_b", directory: dir.path, configuration: Configuration(cryptKey: Self.keyB))
+            let reopened = try MappedKV(
+                id: "case_b", directory: dir.path, configuration: Configuration(cryptKey: Self.keyB))
             #expect(try contents(of: reopened).mapValues(hex) == model, "after append \(i)")
         }
         #expect(offsets.count >= 12, "appends started at many offsets within a block: \(offsets.sorted())")
@@ -145,15 +148,19 @@ import MappedKVFormat
             (plainDir, "case_a", Self.keyB),
         ]
         for (directory, id, key) in attempts {
-            let data = fileBytes(directory.file(id)), meta = fileBytes(directory.file(id + ".crc"))
+            let data = fileBytes(directory.file(id))
+            let meta = fileBytes(directory.file(id + ".crc"))
             for readOnly in [true, false] {
                 let error = #expect(throws: MappedKVError.self) {
-                    let store = try MappedKV(id: id, directory: directory.path,
-                                             configuration: Configuration(isReadOnly: readOnly, cryptKey: key))
+                    let store = try MappedKV(
+                        id: id, directory: directory.path,
+                        configuration: Configuration(isReadOnly: readOnly, cryptKey: key))
                     try store.set("must not land", forKey: "x")
                 }
                 guard case .corrupted(_, .undecodable)? = error else {
-                    Issue.record("expected a wrong-key error for \(id) with \(String(describing: key)), got \(String(describing: error))")
+                    Issue.record(
+                        "expected a wrong-key error for \(id) with \(String(describing: key)), got \(String(describing: error))"
+                    )
                     continue
                 }
                 #expect("\(error!)".contains("wrong encryption key"))
@@ -172,8 +179,9 @@ import MappedKVFormat
         var meta = MetaInfo()
         let iv = [UInt8](repeating: 7, count: 16)
         if let key { region.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt($0) } }
-        _ = meta.update(actualSize: UInt32(region.count), crc: CRC32.checksum(region),
-                        iv: key == nil ? nil : InitializationVector(iv), increasesSequence: true)
+        _ = meta.update(
+            actualSize: UInt32(region.count), crc: CRC32.checksum(region),
+            iv: key == nil ? nil : InitializationVector(iv), increasesSequence: true)
         var data = [UInt8](repeating: 0, count: 4096)
         data.replaceSubrange(4..<(4 + region.count), with: region)
         try writeFile(dir.file("s"), data)
@@ -186,7 +194,8 @@ import MappedKVFormat
         let encrypted = TemporaryDirectory("plausible-enc")
         try writeStore(encrypted, region: region, key: key)
         let error = #expect(throws: MappedKVError.self) {
-            _ = try MappedKV(id: "s", directory: encrypted.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
+            _ = try MappedKV(
+                id: "s", directory: encrypted.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
         }
         #expect(error == .corrupted("s", .undecodable(.invalidUTF8)))
         let report = StoreInspector.inspect(
@@ -205,10 +214,13 @@ import MappedKVFormat
     /// last record wins, as for any key), and a set or remove by that name sticks across a reopen.
     @Test func keysThatAreNotUTF8AreReachableByTheirRepairedName() throws {
         // holder, then "a\xFF" = 7, "a\xFE" = 8 (both repair to "a\u{FFFD}"), "b\xC3" = 9
-        let region: [UInt8] = [0x00, 0x02, 0x61, 0xFF, 0x01, 0x07, 0x02, 0x61, 0xFE, 0x01, 0x08, 0x02, 0x62, 0xC3, 0x01, 0x09]
+        let region: [UInt8] = [
+            0x00, 0x02, 0x61, 0xFF, 0x01, 0x07, 0x02, 0x61, 0xFE, 0x01, 0x08, 0x02, 0x62, 0xC3, 0x01, 0x09,
+        ]
         let dir = TemporaryDirectory("non-utf8-keys")
         try writeStore(dir, region: region, key: nil)
-        let a = "a\u{FFFD}", b = "b\u{FFFD}"
+        let a = "a\u{FFFD}"
+        let b = "b\u{FFFD}"
         do {
             let store = try MappedKV(id: "s", directory: dir.path)
             #expect(try store.allKeys == [a, b])
@@ -240,7 +252,8 @@ import MappedKVFormat
         let dir = TemporaryDirectory("plausible-holder")
         try writeStore(dir, region: region, key: key)
         let error = #expect(throws: MappedKVError.self) {
-            _ = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
+            _ = try MappedKV(
+                id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
         }
         #expect(error == .corrupted("s", .undecodable(.malformedVarint(offset: 0))))
     }

@@ -1,9 +1,10 @@
 import Foundation
-import Synchronization
-import Testing
-@testable import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
+import Synchronization
+import Testing
+
+@testable import MappedKV
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
@@ -20,9 +21,12 @@ final class ManualClock: Sendable {
         try MetaInfo(parsing: try #require(fileBytes(dir.file("s.crc"))))
     }
 
-    func open(_ dir: TemporaryDirectory, _ clock: ManualClock, key: CryptKey? = nil, readOnly: Bool = false) throws -> MappedKV {
-        try MappedKV(id: "s", directory: dir.path,
-                     configuration: Configuration(isReadOnly: readOnly, cryptKey: key, clock: clock.expiryClock))
+    func open(
+        _ dir: TemporaryDirectory, _ clock: ManualClock, key: CryptKey? = nil, readOnly: Bool = false
+    ) throws -> MappedKV {
+        try MappedKV(
+            id: "s", directory: dir.path,
+            configuration: Configuration(isReadOnly: readOnly, cryptKey: key, clock: clock.expiryClock))
     }
 
     @Test func enablingOnANewStoreChangesOnlyTheMeta() throws {
@@ -66,7 +70,9 @@ final class ManualClock: Sendable {
         #expect(try reopened.allKeys == ["c"])
         // Overwrite one key until a compaction (write-back) happens.
         let sequence = try meta(dir).sequence
-        while try meta(dir).sequence == sequence { try reopened.set(String(repeating: "f", count: 100), forKey: "filler") }
+        while try meta(dir).sequence == sequence {
+            try reopened.set(String(repeating: "f", count: 100), forKey: "filler")
+        }
         // The write-back dropped the expired records.
         let data = try #require(fileBytes(dir.file("s")))
         #expect(!String(decoding: data, as: UTF8.self).contains("short-lived"))
@@ -83,7 +89,10 @@ final class ManualClock: Sendable {
         let data = try #require(fileBytes(dir.file("s")))
         let size = Int(try meta(dir).actualSize)
         // MMKV-FORMAT.md section 5's verified example: key "s" = "str" expiring at 0x6b00e650.
-        #expect(Array(data[(4 + size - 11)..<(4 + size)]) == [0x01, 0x73, 0x08, 0x03, 0x73, 0x74, 0x72, 0x50, 0xE6, 0x00, 0x6B])
+        #expect(
+            Array(data[(4 + size - 11)..<(4 + size)]) == [
+                0x01, 0x73, 0x08, 0x03, 0x73, 0x74, 0x72, 0x50, 0xE6, 0x00, 0x6B,
+            ])
     }
 
     @Test func defaultDurationAndNever() throws {

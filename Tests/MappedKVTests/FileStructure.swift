@@ -45,11 +45,18 @@ enum FileStructure {
     /// With a key, the region is decrypted (one CFB stream from the meta IV) before its records are parsed.
     static func problems(data: [UInt8], meta: [UInt8], key: CryptKey? = nil) -> [String] {
         var problems: [String] = []
-        if data.isEmpty || data.count % pageSize != 0 { problems.append("data file size \(data.count) is not a whole number of pages") }
-        if meta.count < 112 || meta.count % pageSize != 0 { problems.append("meta file size \(meta.count) is not a whole number of pages") }
+        if data.isEmpty || data.count % pageSize != 0 {
+            problems.append("data file size \(data.count) is not a whole number of pages")
+        }
+        if meta.count < 112 || meta.count % pageSize != 0 {
+            problems.append("meta file size \(meta.count) is not a whole number of pages")
+        }
         guard meta.count >= 112, data.count >= 4 else { return problems }
-        let crc = u32(meta, 0), version = u32(meta, 4), actualSize = Int(u32(meta, 28))
-        let lastSize = Int(u32(meta, 32)), lastCRC = u32(meta, 36)
+        let crc = u32(meta, 0)
+        let version = u32(meta, 4)
+        let actualSize = Int(u32(meta, 28))
+        let lastSize = Int(u32(meta, 32))
+        let lastCRC = u32(meta, 36)
         if version != 4 { problems.append("meta version \(version), expected 4") }
         if u32(data, 0) != 0 { problems.append("data header is \(u32(data, 0)), MMKV 2.4 leaves it 0") }
         guard actualSize + 4 <= data.count else { return problems + ["actualSize \(actualSize) past the file"] }
@@ -72,12 +79,14 @@ enum FileStructure {
         while position < records.endIndex {
             let recordStart = position
             guard let (keyLength, _) = minimalVarint(records, &position), keyLength > 0,
-                  position + Int(keyLength) <= records.endIndex else {
+                position + Int(keyLength) <= records.endIndex
+            else {
                 return problems + ["bad key length at region offset \(recordStart)"]
             }
             position += Int(keyLength)
             guard let (valueLength, _) = minimalVarint(records, &position),
-                  position + Int(valueLength) <= records.endIndex else {
+                position + Int(valueLength) <= records.endIndex
+            else {
                 return problems + ["bad value length at region offset \(recordStart)"]
             }
             position += Int(valueLength)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import MappedKV
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// Stores written by real MMKV 2.4.2 load, read and accept appends.
 @Suite struct GoldenStoreTests {
@@ -59,7 +60,8 @@ import MappedKVFormat
     @Test func goldenStoreFilesAreNotChangedByReadOnlyOpen() throws {
         let dir = TemporaryDirectory("golden-ro")
         try copyGoldenStore("a_plain", to: dir)
-        let data = fileBytes(dir.file("case_a")), meta = fileBytes(dir.file("case_a.crc"))
+        let data = fileBytes(dir.file("case_a"))
+        let meta = fileBytes(dir.file("case_a.crc"))
         let store = try MappedKV(id: "case_a", directory: dir.path, configuration: Configuration(isReadOnly: true))
         _ = try store.entries()
         store.close()

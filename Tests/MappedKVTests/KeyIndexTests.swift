@@ -22,8 +22,9 @@ import Testing
             Varint.append(UInt64(value.count), to: &mirror)
             let valueStart = mirror.count
             mirror.append(contentsOf: value)
-            let slot = ValueSlot(keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
-                                 keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - start))
+            let slot = ValueSlot(
+                keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
+                keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - start))
             mirror.withUnsafeBytes { _ = index.update(slot, in: $0) }
         }
 
@@ -71,8 +72,10 @@ import Testing
 
     @Test func keysThatDifferOnlyInTheirLastByteOrLengthStayApart() {
         var harness = Harness(hasher: KeyHasher(seed: 7))
-        let keys: [[UInt8]] = [[0], [0, 0], [0, 0, 0], Array(repeating: 0, count: 8), Array(repeating: 0, count: 9),
-                               Array(repeating: 0, count: 16), Array(repeating: 0, count: 17), Array(repeating: 0, count: 15) + [1]]
+        let keys: [[UInt8]] = [
+            [0], [0, 0], [0, 0, 0], Array(repeating: 0, count: 8), Array(repeating: 0, count: 9),
+            Array(repeating: 0, count: 16), Array(repeating: 0, count: 17), Array(repeating: 0, count: 15) + [1],
+        ]
         for (i, key) in keys.enumerated() { harness.set(key, [UInt8(i + 1)]) }
         for (i, key) in keys.enumerated() { #expect(harness.value(key) == [UInt8(i + 1)]) }
         #expect(harness.index.count == keys.count)
@@ -99,7 +102,9 @@ import Testing
         let size = Int(try store.info().meta.actualSize)
         var order: [String] = []
         _ = Array(data[4..<(4 + size)]).withUnsafeBytes { bytes in
-            RecordDecoder.decode(bytes, skipsHolder: true) { order.append(String(decoding: bytes[$0.keyRange], as: UTF8.self)) }
+            RecordDecoder.decode(bytes, skipsHolder: true) {
+                order.append(String(decoding: bytes[$0.keyRange], as: UTF8.self))
+            }
         }
         #expect(order == stride(from: 1, to: 2_000, by: 2).map { "k\($0)" })
     }
@@ -117,7 +122,9 @@ import Testing
             guard after.count != before.count else { continue }
             growths += 1
             #expect(after.count > before.count)
-            #expect(try store.info().meta.sequence == meta.sequence &+ 1, "growth tells other processes through the sequence")
+            #expect(
+                try store.info().meta.sequence == meta.sequence &+ 1,
+                "growth tells other processes through the sequence")
             let written = 4..<(4 + Int(meta.actualSize))
             #expect(after[written] == before[written], "the records written before the growth stay where they were")
         }

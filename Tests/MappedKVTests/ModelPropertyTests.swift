@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// Random operation sequences against an in-memory dictionary: the store must always agree with it,
 /// across reopens, compactions, growth, trims and clears, and its files must stay well-formed.
@@ -12,8 +13,18 @@ import MappedKVFormat
     static let operationsPerSequence = 200
 
     enum Value {
-        case bool(Bool), int32(Int32), uint32(UInt32), int64(Int64), uint64(UInt64), int(Int)
-        case float(Float), double(Double), string(String), bytes([UInt8]), strings([String]), date(Date)
+        case bool(Bool)
+        case int32(Int32)
+        case uint32(UInt32)
+        case int64(Int64)
+        case uint64(UInt64)
+        case int(Int)
+        case float(Float)
+        case double(Double)
+        case string(String)
+        case bytes([UInt8])
+        case strings([String])
+        case date(Date)
 
         func store(in store: MappedKV, key: String) throws {
             switch self {
@@ -70,7 +81,8 @@ import MappedKVFormat
 
     static func randomString<G: RandomNumberGenerator>(_ rng: inout G, maxLength: Int) -> String {
         let alphabet = Array("abcXYZ019 _-é✓漢🙂")
-        return String((0..<Int.random(in: 0...maxLength, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+        return String(
+            (0..<Int.random(in: 0...maxLength, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
     }
 
     static func randomValue<G: RandomNumberGenerator>(_ rng: inout G) -> Value {
@@ -89,7 +101,9 @@ import MappedKVFormat
         case 11: .date(Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &rng))))
         default:
             // Large values force growth and compaction.
-            .bytes([UInt8](repeating: UInt8.random(in: 0...255, using: &rng), count: Int.random(in: 257...9000, using: &rng)))
+            .bytes(
+                [UInt8](
+                    repeating: UInt8.random(in: 0...255, using: &rng), count: Int.random(in: 257...9000, using: &rng)))
         }
     }
 
@@ -109,7 +123,8 @@ import MappedKVFormat
         let dir = TemporaryDirectory("model-\(block)")
         var rng = SplitMix64(seed: 0xC0FFEE &+ UInt64(block))
         let keyPool = (0..<40).map { "key-\($0)" } + ["é", "e\u{301}", String(repeating: "L", count: 300), "🙂"]
-        var reopens = 0, compactions = 0
+        var reopens = 0
+        var compactions = 0
         for sequence in 0..<sequences {
             let id = "seq-\(sequence)"
             var store = try MappedKV(id: id, directory: dir.path, configuration: configuration)
@@ -132,7 +147,9 @@ import MappedKVFormat
                     typed[keyID] = nil
                 case 850..<935:
                     if let value = typed[keyID] {
-                        #expect(try value.matches(in: store, key: key), "seed block \(block) sequence \(sequence) step \(step) key \(key)")
+                        #expect(
+                            try value.matches(in: store, key: key),
+                            "seed block \(block) sequence \(sequence) step \(step) key \(key)")
                     } else {
                         #expect(try store.payload(forKey: key) == nil)
                     }
@@ -147,7 +164,8 @@ import MappedKVFormat
                     store = try MappedKV(id: id, directory: dir.path, configuration: configuration)
                     reopens += 1
                     let diff = differences(try contentsByKeyBytes(of: store), model)
-                    #expect(diff.isEmpty, "after reopen: seed block \(block) sequence \(sequence) step \(step): \(diff)")
+                    #expect(
+                        diff.isEmpty, "after reopen: seed block \(block) sequence \(sequence) step \(step): \(diff)")
                     if !diff.isEmpty { return }
                 }
                 let sequenceNow = try store.info().meta.sequence

@@ -1,15 +1,18 @@
 import Foundation
 import MappedKVCrypto
 import MappedKVFormat
-@testable import MappedKV
 import Testing
+
+@testable import MappedKV
 
 /// What each recovery decision does, case by case.
 @Suite("Recovery")
 struct RecoveryTests {
     /// A store with a full write-back of `a0...a9` (the last confirmed state) followed by appends
     /// of `b0...b4` and a new value for `a0`.
-    func storeWithAppendsAfterWriteBack(_ dir: TemporaryDirectory, key: CryptKey? = nil) throws -> (confirmed: [String: [UInt8]], full: [String: [UInt8]]) {
+    func storeWithAppendsAfterWriteBack(
+        _ dir: TemporaryDirectory, key: CryptKey? = nil
+    ) throws -> (confirmed: [String: [UInt8]], full: [String: [UInt8]]) {
         let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
         for i in 0..<10 { try store.set("first-\(i)", forKey: "a\(i)") }
         try store.rekey(to: key)  // a full write-back: lastConfirmed = this state
@@ -21,19 +24,27 @@ struct RecoveryTests {
         return (confirmed, full)
     }
 
-    func open(_ dir: TemporaryDirectory, key: CryptKey? = nil, readOnly: Bool = false, events: EventLog,
-              decision: RecoveryDecision? = nil) throws -> MappedKV {
-        try MappedKV(id: "s", directory: dir.path, configuration: Configuration(
-            isReadOnly: readOnly, cryptKey: key,
-            recoveryHandler: { event in events.append(event); return decision ?? .default(for: event) }))
+    func open(
+        _ dir: TemporaryDirectory, key: CryptKey? = nil, readOnly: Bool = false, events: EventLog,
+        decision: RecoveryDecision? = nil
+    ) throws -> MappedKV {
+        try MappedKV(
+            id: "s", directory: dir.path,
+            configuration: Configuration(
+                isReadOnly: readOnly, cryptKey: key,
+                recoveryHandler: { event in
+                    events.append(event)
+                    return decision ?? .default(for: event)
+                }))
     }
 
     func quarantined(_ dir: TemporaryDirectory) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("s.corrupt-") }.sorted()
     }
 
-    @Test("by default a CRC mismatch rolls back to the last confirmed write-back, keeping a copy of both files",
-          arguments: [false, true])
+    @Test(
+        "by default a CRC mismatch rolls back to the last confirmed write-back, keeping a copy of both files",
+        arguments: [false, true])
     func defaultRecovery(encrypted: Bool) throws {
         let dir = TemporaryDirectory("recover")
         let key = encrypted ? CryptKey(Array("k".utf8)) : nil
@@ -74,9 +85,12 @@ struct RecoveryTests {
         #expect(again.all.isEmpty)
         try reopened.set("after", forKey: "new")
         reopened.close()
-        #expect(StoreInspector.inspect(location: try StoreLocation(id: "s", directory: dir.path),
-                                       dataFile: fileBytes(dir.file("s")), metaFile: fileBytes(dir.file("s.crc")),
-                                       cryptKey: key).isSound)
+        #expect(
+            StoreInspector.inspect(
+                location: try StoreLocation(id: "s", directory: dir.path),
+                dataFile: fileBytes(dir.file("s")), metaFile: fileBytes(dir.file("s.crc")),
+                cryptKey: key
+            ).isSound)
     }
 
     @Test(".fail throws, changes nothing and copies nothing; .discard empties the store after copying it")
@@ -158,7 +172,9 @@ struct RecoveryTests {
         store.close()
     }
 
-    @Test("a CRC-valid region that does not decode fails by default; an explicit .recover keeps the records before the bad one")
+    @Test(
+        "a CRC-valid region that does not decode fails by default; an explicit .recover keeps the records before the bad one"
+    )
     func undecodable() throws {
         let dir = TemporaryDirectory("undecodable")
         let store = try MappedKV(id: "s", directory: dir.path)
@@ -207,8 +223,14 @@ struct RecoveryTests {
         let dir = TemporaryDirectory("mp")
         let (confirmed, full) = try storeWithAppendsAfterWriteBack(dir)
         let events = EventLog()
-        let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(
-            isMultiProcess: true, recoveryHandler: { events.append($0); return .recover }))
+        let store = try MappedKV(
+            id: "s", directory: dir.path,
+            configuration: Configuration(
+                isMultiProcess: true,
+                recoveryHandler: {
+                    events.append($0)
+                    return .recover
+                }))
         #expect(try contents(of: store) == full)
         // Another writer's append that went wrong: bytes past the end and a CRC that covers none of it.
         let handle = try #require(FileHandle(forUpdatingAtPath: dir.file("s.crc")))
@@ -224,7 +246,9 @@ struct RecoveryTests {
         #expect(try quarantined(dir).count == 2)
     }
 
-    @Test("a damaged store written by MMKV recovers into a file with MMKV's invariants (version 4, sizes, CRCs, last confirmed)")
+    @Test(
+        "a damaged store written by MMKV recovers into a file with MMKV's invariants (version 4, sizes, CRCs, last confirmed)"
+    )
     func recoveredMMKVStoreKeepsTheFormat() throws {
         let dir = TemporaryDirectory("mmkv")
         try copyGoldenStore("c_overwrites", to: dir)
@@ -233,12 +257,19 @@ struct RecoveryTests {
         data[30] ^= 0x04
         try writeFile(dir.file(id), data)
         let events = EventLog()
-        let store = try MappedKV(id: id, directory: dir.path, configuration: Configuration(
-            recoveryHandler: { events.append($0); return .recover }))
+        let store = try MappedKV(
+            id: id, directory: dir.path,
+            configuration: Configuration(
+                recoveryHandler: {
+                    events.append($0)
+                    return .recover
+                }))
         #expect(events.all.count == 1)
         try store.set("after recovery", forKey: "new")
         store.close()
-        #expect(FileStructure.problems(directory: dir.path, id: id).isEmpty, "\(FileStructure.problems(directory: dir.path, id: id))")
+        #expect(
+            FileStructure.problems(directory: dir.path, id: id).isEmpty,
+            "\(FileStructure.problems(directory: dir.path, id: id))")
     }
 
     @Test("fuzz finding F1: the inspector's verdict on a meta file shorter than the struct agrees with the load")

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// Changing a store's key: plain to encrypted, key to key, encrypted to plain, and adopting a key.
 @Suite struct RekeyTests {
@@ -67,14 +68,16 @@ import MappedKVFormat
         let other = try open(elsewhere, k1)
         try other.rekey(to: k2)
         other.close()
-        let reader = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: k1))
+        let reader = try MappedKV(
+            id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: k1))
         for name in ["s", "s.crc"] {
             let handle = try #require(FileHandle(forWritingAtPath: dir.file(name)))
             handle.write(Data(fileBytes(elsewhere.file(name)) ?? []))
             try handle.truncate(atOffset: handle.offsetInFile)
             try handle.close()
         }
-        let data = fileBytes(dir.file("s")), meta = fileBytes(dir.file("s.crc"))
+        let data = fileBytes(dir.file("s"))
+        let meta = fileBytes(dir.file("s.crc"))
         #expect(throws: MappedKVError.self) { try reader.adoptCryptKey(self.k1) }
         #expect(try contents(of: reader) == model, "a failed adopt keeps the loaded state")
         try reader.adoptCryptKey(k2)

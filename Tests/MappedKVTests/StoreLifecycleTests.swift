@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-import Testing
-@testable import MappedKV
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// File sizes, sequence numbers, compaction, trim and clear follow MMKV's rules (sections 2.9, 2.10, 3.3).
 @Suite struct StoreLifecycleTests {

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
-@testable import MappedKV
 import MappedKVFormat
 import Synchronization
+
+@testable import MappedKV
 
 /// A fresh directory for one test, removed when the value is released.
 final class TemporaryDirectory {

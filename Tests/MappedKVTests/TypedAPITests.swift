@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import MappedKV
 import MappedKVFormat
+import Testing
+
+@testable import MappedKV
 
 /// The typed API round-trips every supported type, and is safe to share between threads.
 @Suite struct TypedAPITests {
@@ -75,8 +76,8 @@ import MappedKVFormat
     @Test func byteExactKeys() throws {
         let dir = TemporaryDirectory("keys")
         let store = try MappedKV(id: "s", directory: dir.path)
-        try store.set(1, forKey: "\u{e9}")       // é precomposed
-        try store.set(2, forKey: "e\u{301}")     // é decomposed: a different MMKV key
+        try store.set(1, forKey: "\u{e9}")  // é precomposed
+        try store.set(2, forKey: "e\u{301}")  // é decomposed: a different MMKV key
         #expect(try store.count == 2)
         #expect(try store.int(forKey: "\u{e9}") == 1)
         #expect(try store.int(forKey: "e\u{301}") == 2)
@@ -85,7 +86,8 @@ import MappedKVFormat
     @Test func oneInstanceIsSafeToShareBetweenThreads() async throws {
         let dir = TemporaryDirectory("threads")
         let store = try MappedKV(id: "s", directory: dir.path)
-        let writers = 4, perWriter = 2_000
+        let writers = 4
+        let perWriter = 2_000
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<writers {
                 group.addTask {
@@ -96,7 +98,10 @@ import MappedKVFormat
                     }
                 }
                 group.addTask {
-                    for _ in 0..<perWriter / 10 { _ = try store.allKeys; _ = try store.count }
+                    for _ in 0..<perWriter / 10 {
+                        _ = try store.allKeys
+                        _ = try store.count
+                    }
                 }
             }
             try await group.waitForAll()

@@ -9,7 +9,7 @@ let package = Package(
     dependencies: [
         // Named, so the product references below work whatever the checkout's directory is called
         // (a path dependency's identity is its directory name).
-        .package(name: "MappedKV", path: "../.."),
+        .package(name: "MappedKV", path: "../..")
     ],
     targets: [
         // libFuzzer's driver entry point, declared for Swift; no code, nothing to link.

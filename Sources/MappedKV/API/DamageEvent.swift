@@ -50,8 +50,10 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
     public var droppedKeys: [String]
 
     /// Creates a proposal.
-    public init(basis: Basis, keptBytes: Int, keptRecords: Int, keptKeys: Int,
-                droppedBytes: Int, droppedRecords: Int, droppedKeys: [String]) {
+    public init(
+        basis: Basis, keptBytes: Int, keptRecords: Int, keptKeys: Int,
+        droppedBytes: Int, droppedRecords: Int, droppedKeys: [String]
+    ) {
         self.basis = basis
         self.keptBytes = keptBytes
         self.keptRecords = keptRecords
@@ -89,7 +91,9 @@ public struct DamageEvent: Sendable, Equatable, CustomStringConvertible {
     public var isReadOnly: Bool
 
     /// Creates an event.
-    public init(storeID: String, kind: DamageKind, reason: CorruptionReason, proposal: RecoveryProposal, isReadOnly: Bool) {
+    public init(
+        storeID: String, kind: DamageKind, reason: CorruptionReason, proposal: RecoveryProposal, isReadOnly: Bool
+    ) {
         self.storeID = storeID
         self.kind = kind
         self.reason = reason

@@ -57,7 +57,9 @@ extension MappedKV {
     /// Calls `handler` for every change by another process this process notices (on a read, a
     /// write or ``checkForChanges()``), until the returned observation is cancelled. The handler
     /// runs on the thread that noticed the change, outside the store's lock.
-    public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ExternalChangeObservation {
+    public func observeExternalChanges(
+        _ handler: @escaping @Sendable (ExternalChange) -> Void
+    ) -> ExternalChangeObservation {
         let store = shared
         let token = store.observers.withLock { $0.add(handler) }
         return ExternalChangeObservation { store.observers.withLock { $0.remove(token) } }
@@ -66,7 +68,8 @@ extension MappedKV {
     /// The changes by other processes this process notices, as an asynchronous sequence that
     /// ends when the consuming task is cancelled. Up to 1,024 unconsumed changes are buffered.
     public func externalChanges() -> AsyncStream<ExternalChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ExternalChange.self, bufferingPolicy: .bufferingNewest(1024))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ExternalChange.self, bufferingPolicy: .bufferingNewest(1024))
         let observation = observeExternalChanges { change in continuation.yield(change) }
         continuation.onTermination = { _ in observation.cancel() }
         return stream

@@ -29,7 +29,9 @@ extension MappedKV {
     /// The bytes value of `key` as `Data`, or nil.
     public func data(forKey key: String) throws(MappedKVError) -> Data? { try value(forKey: key, as: Data.self) }
     /// The string-vector value of `key`, or nil.
-    public func strings(forKey key: String) throws(MappedKVError) -> [String]? { try value(forKey: key, as: [String].self) }
+    public func strings(forKey key: String) throws(MappedKVError) -> [String]? {
+        try value(forKey: key, as: [String].self)
+    }
     /// The `Date` value of `key` (a Double of seconds since 1970), or nil.
     public func date(forKey key: String) throws(MappedKVError) -> Date? { try value(forKey: key, as: Date.self) }
 }

@@ -89,7 +89,9 @@ public final class MappedKV: KeyValueAccess, Sendable {
     ///
     /// The file stores no types: reading a key as a different type than it was written decodes
     /// its bytes anyway, as MMKV does, or throws ``MappedKVError/valueDecodingFailed(key:type:reason:)``.
-    public func value<V: PayloadCodable & Sendable>(forKey key: String, as type: V.Type = V.self) throws(MappedKVError) -> V? {
+    public func value<V: PayloadCodable & Sendable>(
+        forKey key: String, as type: V.Type = V.self
+    ) throws(MappedKVError) -> V? {
         try withCore { (core) throws(MappedKVError) -> V? in try core.value(V.self, forKey: key) }
     }
 
@@ -107,7 +109,8 @@ public final class MappedKV: KeyValueAccess, Sendable {
         return payload.withUnsafeBytes { bytes in
             var cursor = ByteCursor(bytes)
             if let length = try? cursor.readLength(), length == cursor.remaining,
-               cursor.position == Varint.size(of: UInt64(length)) {
+                cursor.position == Varint.size(of: UInt64(length))
+            {
                 return length
             }
             return bytes.count
@@ -203,7 +206,8 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// since 1970, so expiry times past 2106-02-07 are clamped to that date.
     public func enableKeyExpiry(defaultDuration: Duration = .zero) throws(MappedKVError) {
         let seconds = MappedKV.expirySeconds(defaultDuration)
-        try withCore { (core) throws(MappedKVError) in try core.configureExpiry(enabled: true, defaultDuration: seconds) }
+        try withCore { (core) throws(MappedKVError) in try core.configureExpiry(enabled: true, defaultDuration: seconds)
+        }
     }
 
     /// Turns key expiry off, removing the expiry time from every value (a rewrite). Keys that have

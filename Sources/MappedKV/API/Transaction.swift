@@ -27,7 +27,9 @@ extension MappedKV {
         }
 
         /// The value of `key` decoded as `type`, or nil if the key is absent.
-        public func value<V: PayloadCodable & Sendable>(forKey key: String, as type: V.Type = V.self) throws(MappedKVError) -> V? {
+        public func value<V: PayloadCodable & Sendable>(
+            forKey key: String, as type: V.Type = V.self
+        ) throws(MappedKVError) -> V? {
             try activeCore().value(V.self, forKey: key)
         }
 

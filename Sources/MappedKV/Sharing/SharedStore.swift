@@ -69,15 +69,21 @@ enum StoreRegistry {
     ///
     /// An instance already open must have been opened in the same mode, with the same access and
     /// key; anything else throws ``MappedKVError/modeConflict(_:_:)``.
-    static func open(_ location: StoreLocation, configuration: Configuration, logger: Logger) throws(MappedKVError) -> SharedStore {
+    static func open(
+        _ location: StoreLocation, configuration: Configuration, logger: Logger
+    ) throws(MappedKVError) -> SharedStore {
         try entries.withLock { (entries) throws(MappedKVError) -> SharedStore in
             if let identity = FileIdentity(path: location.dataPath), var entry = entries[identity],
-               entry.store.core.withLock({ core in core.isShareable }) {
+                entry.store.core.withLock({ core in core.isShareable })
+            {
                 let store = entry.store
-                if store.isMultiProcess != configuration.isMultiProcess || store.isReadOnly != configuration.isReadOnly {
-                    throw .modeConflict(location.id, "this process already has it open "
-                        + (store.isMultiProcess ? "in multi-process mode" : "in single-process mode")
-                        + (store.isReadOnly ? ", read-only" : ", read-write"))
+                if store.isMultiProcess != configuration.isMultiProcess || store.isReadOnly != configuration.isReadOnly
+                {
+                    throw .modeConflict(
+                        location.id,
+                        "this process already has it open "
+                            + (store.isMultiProcess ? "in multi-process mode" : "in single-process mode")
+                            + (store.isReadOnly ? ", read-only" : ", read-write"))
                 }
                 let sameKey = store.core.withLock { core in core.cryptKey == configuration.cryptKey }
                 guard sameKey else {

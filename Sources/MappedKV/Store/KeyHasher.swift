@@ -45,7 +45,8 @@ struct KeyHasher {
         let count = bytes.count
         var state = seed ^ Self.fold(UInt64(truncatingIfNeeded: count) ^ Self.k0, Self.k1)
         guard let base = bytes.baseAddress else { return Self.fold(state, Self.k2) }
-        let a: UInt64, b: UInt64
+        let a: UInt64
+        let b: UInt64
         if count <= 16 {
             if count >= 8 {
                 a = base.loadUnaligned(as: UInt64.self)

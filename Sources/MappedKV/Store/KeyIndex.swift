@@ -1,9 +1,10 @@
+import MappedKVIO
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import MappedKVIO
 
 /// The live keys of a store: an open-addressing hash table of ``ValueSlot``s whose keys are byte
 /// ranges of the plaintext mirror.
@@ -22,7 +23,8 @@ struct KeyIndex {
         var slot: ValueSlot
 
         /// All zero bytes, which is how ``KeyIndex`` initializes its buckets.
-        static let empty = Entry(hash: 0, slot: ValueSlot(keyStart: 0, valueStart: 0, valueLength: 0, keyLength: 0, keyOffset: 0))
+        static let empty = Entry(
+            hash: 0, slot: ValueSlot(keyStart: 0, valueStart: 0, valueLength: 0, keyLength: 0, keyOffset: 0))
 
         var isEmpty: Bool { slot.keyLength == 0 }
     }
@@ -77,8 +79,10 @@ struct KeyIndex {
         while true {
             let entry = entries[position]
             if entry.isEmpty { break }
-            if entry.hash == hash, Int(entry.slot.keyLength) == key.count, Int(entry.slot.keyStart) + key.count <= mirror.count,
-               memcmp(mirrorBase + Int(entry.slot.keyStart), keyBase, key.count) == 0 {
+            if entry.hash == hash, Int(entry.slot.keyLength) == key.count,
+                Int(entry.slot.keyStart) + key.count <= mirror.count,
+                memcmp(mirrorBase + Int(entry.slot.keyStart), keyBase, key.count) == 0
+            {
                 return position
             }
             position = (position + 1) & mask
@@ -87,12 +91,14 @@ struct KeyIndex {
     }
 
     /// The bucket of the key that is not UTF-8 and whose repair is `key`, or nil (the rare path).
-    private func repairedBucket(of key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> Int? {
+    private func repairedBucket(of key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> Int?
+    {
         let mask = entries.count - 1
         var position = Int(hash) & mask
         while !entries[position].isEmpty {
             let entry = entries[position]
-            if entry.hash == hash, entry.slot.keyIsRepaired, Self.repairedKey(entry.slot, in: mirror).elementsEqual(key) {
+            if entry.hash == hash, entry.slot.keyIsRepaired, Self.repairedKey(entry.slot, in: mirror).elementsEqual(key)
+            {
                 return position
             }
             position = (position + 1) & mask
@@ -137,10 +143,13 @@ struct KeyIndex {
 
     /// Makes `slot` the record of `key` (its bytes, or their repair for a slot marked so).
     @inline(__always)
-    private mutating func update(_ slot: ValueSlot, key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
+    private mutating func update(
+        _ slot: ValueSlot, key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer
+    ) -> ValueSlot? {
         let keyHash = hash(key)
         if let position = bucket(of: key, hash: keyHash, in: mirror)
-            ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil) {
+            ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
+        {
             let old = entries[position].slot
             entries[position].slot = slot
             recordBytes += slot.recordRange.count - old.recordRange.count
@@ -168,8 +177,10 @@ struct KeyIndex {
     @discardableResult
     mutating func remove(_ key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         let keyHash = hash(key)
-        guard count > 0, let position = bucket(of: key, hash: keyHash, in: mirror)
-            ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil) else { return nil }
+        guard count > 0,
+            let position = bucket(of: key, hash: keyHash, in: mirror)
+                ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
+        else { return nil }
         let removed = entries[position].slot
         // Backward-shift deletion: move each following entry of the run into the hole if the
         // hole lies between its home bucket and where it sits.
@@ -196,7 +207,9 @@ struct KeyIndex {
     /// Removes the key of `slot` (a slot of this index, with its key bytes in `mirror`).
     @discardableResult
     mutating func remove(keyOf slot: ValueSlot, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
-        guard slot.keyIsRepaired else { return remove(UnsafeRawBufferPointer(rebasing: mirror[slot.keyRange]), in: mirror) }
+        guard slot.keyIsRepaired else {
+            return remove(UnsafeRawBufferPointer(rebasing: mirror[slot.keyRange]), in: mirror)
+        }
         return Self.repairedKey(slot, in: mirror).withUnsafeBytes { remove($0, in: mirror) }
     }
 
@@ -257,9 +270,15 @@ struct KeyIndex {
 
     /// The longest run of occupied buckets (a probe never visits more); for tests.
     var longestRun: Int {
-        var longest = 0, current = 0
+        var longest = 0
+        var current = 0
         for entry in entries + entries {  // twice round, for a run that wraps
-            if entry.isEmpty { current = 0 } else { current += 1; longest = max(longest, current) }
+            if entry.isEmpty {
+                current = 0
+            } else {
+                current += 1
+                longest = max(longest, current)
+            }
         }
         return min(longest, entries.count)
     }

@@ -29,9 +29,12 @@ extension StoreCore {
         var entries: [(key: [UInt8], payload: [UInt8])] = []
         entries.reserveCapacity(index.count)
         index.forEachSlot { slot in
-            if let range = liveValueRange(slot, now: now) { entries.append((Array(mirror[slot.keyRange]), Array(mirror[range]))) }
+            if let range = liveValueRange(slot, now: now) {
+                entries.append((Array(mirror[slot.keyRange]), Array(mirror[range])))
+            }
         }
-        return entries
+        return
+            entries
             .sorted { $0.key.lexicographicallyPrecedes($1.key) }
             .map { (key: String(decoding: $0.key, as: UTF8.self), payload: $0.payload) }
     }

@@ -28,7 +28,7 @@ final class StoreCore {
     // test suite catches any overlapping access; release builds skip the checks (they cost about
     // 15% of a set), which is sound because every call runs under ``MappedKV``'s lock and no
     // method modifies one of these while another access to it is in progress.
-#if DEBUG
+    #if DEBUG
     private var files: StoreFiles?
     /// The meta as this instance last wrote or verified it.
     private(set) var meta: MetaInfo
@@ -46,7 +46,7 @@ final class StoreCore {
     private var cipher: CFBStream?
     /// The meta stamp in the file as of this instance's last load, catch-up or write.
     private var observed: MetaStamp
-#else
+    #else
     @exclusivity(unchecked) private var files: StoreFiles?
     @exclusivity(unchecked) private(set) var meta: MetaInfo
     @exclusivity(unchecked) private(set) var mirror: [UInt8]
@@ -56,7 +56,7 @@ final class StoreCore {
     @exclusivity(unchecked) private var scratch: [UInt8] = []
     @exclusivity(unchecked) private var cipher: CFBStream?
     @exclusivity(unchecked) private var observed: MetaStamp
-#endif
+    #endif
     private var closedReason: String?
     /// The data file's header as loaded.
     private(set) var header: UInt32
@@ -71,7 +71,9 @@ final class StoreCore {
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.
-    init(location: StoreLocation, configuration: Configuration, logger: Logger, signal: ChangeSignal) throws(MappedKVError) {
+    init(
+        location: StoreLocation, configuration: Configuration, logger: Logger, signal: ChangeSignal
+    ) throws(MappedKVError) {
         self.location = location
         self.configuration = configuration
         self.logger = logger
@@ -81,15 +83,21 @@ final class StoreCore {
         self.signal = signal
 
         // Returns holding the flock: exclusive for read-write (creation and sizing happen under it), else shared.
-        let files = try StoreFiles.open(location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess)
+        let files = try StoreFiles.open(
+            location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess)
         let access: LoadAccess = configuration.isReadOnly ? .readOnly : .exclusive
         let policy = DamagePolicy.consult(configuration.recoveryHandler)
-        guard case .loaded(var state) = try StoreCore.load(files, key: configuration.cryptKey, access: access, policy: policy, logger: logger) else {
+        guard
+            case .loaded(var state) = try StoreCore.load(
+                files, key: configuration.cryptKey, access: access, policy: policy, logger: logger)
+        else {
             throw .corrupted(location.id, .interruptedWriteBack)
         }
         if !configuration.isReadOnly {
             // Growing a file other processes may map: they learn of it through the sequence.
-            if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize), state.region.meta.version >= .sequence {
+            if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize),
+                state.region.meta.version >= .sequence
+            {
                 state.region.meta.sequence &+= 1
                 files.writeSequence(state.region.meta.sequence)
             }
@@ -108,10 +116,13 @@ final class StoreCore {
         self.recoveryReport = state.recovery
         if state.needsRewrite { try writeRecovery(files) }
         do { try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive) } catch { throw .system(error) }
-        logger.debug("opened store", metadata: [
-            "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(mirror.count)",
-            "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)", "multiProcess": "\(isMultiProcess)",
-        ])
+        logger.debug(
+            "opened store",
+            metadata: [
+                "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(mirror.count)",
+                "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
+                "multiProcess": "\(isMultiProcess)",
+            ])
     }
 
     /// Everything a load reads from the files.
@@ -173,7 +184,9 @@ final class StoreCore {
                 case .readOnly: throw .corrupted(id, .interruptedWriteBack)
                 case .shared: return .needsExclusiveLock
                 case .exclusive:
-                    logger.warning("finishing an interrupted write-back", metadata: ["id": "\(id)", "sequence": "\(journal.meta.sequence)"])
+                    logger.warning(
+                        "finishing an interrupted write-back",
+                        metadata: ["id": "\(id)", "sequence": "\(journal.meta.sequence)"])
                     try files.ensureMetaSize(pageSize: PageSize.current)
                     try files.applyWriteBack(journal, staleEnd: files.dataFileSize - 4, sync: true)
                     try files.removeJournal()
@@ -186,8 +199,11 @@ final class StoreCore {
                 switch access {
                 case .shared: return .needsExclusiveLock
                 case .exclusive:
-                    logger.warning("repairing the meta size", metadata: [
-                        "id": "\(id)", "repair": "\(repair)", "actualSize": "\(region.meta.actualSize)"])
+                    logger.warning(
+                        "repairing the meta size",
+                        metadata: [
+                            "id": "\(id)", "repair": "\(repair)", "actualSize": "\(region.meta.actualSize)",
+                        ])
                     try files.ensureMetaSize(pageSize: PageSize.current)
                     files.writeMeta(region.meta, .crcAndSizeOnly)
                 case .readOnly: break
@@ -210,10 +226,16 @@ final class StoreCore {
                 logger.error("copied the damaged files aside", metadata: ["id": "\(id)", "copies": "\(quarantined)"])
             }
             let region = decision == .recover ? finding.kept : LoadAssessment.blank(finding.kept)
-            logger.error("recovering damaged store", metadata: [
-                "id": "\(id)", "decision": "\(decision)", "keys": "\(region.index.count)", "inMemoryOnly": "\(access == .readOnly)"])
+            logger.error(
+                "recovering damaged store",
+                metadata: [
+                    "id": "\(id)", "decision": "\(decision)", "keys": "\(region.index.count)",
+                    "inMemoryOnly": "\(access == .readOnly)",
+                ])
             let report = RecoveryReport(event: event, decision: decision, quarantinedFiles: quarantined)
-            return .loaded(LoadedState(region: region, stamp: files.metaStamp(), recovery: report, needsRewrite: access == .exclusive))
+            return .loaded(
+                LoadedState(
+                    region: region, stamp: files.metaStamp(), recovery: report, needsRewrite: access == .exclusive))
         }
     }
 
@@ -246,14 +268,17 @@ final class StoreCore {
         let stamp = files.metaStamp()
         guard stamp.sequence == journal.markerSequence else { return .ignore }
         if stamp.crcDigest == journal.base.crcDigest || stamp.crcDigest == journal.meta.crcDigest,
-           stamp.actualSize == journal.base.actualSize || stamp.actualSize == journal.meta.actualSize {
+            stamp.actualSize == journal.base.actualSize || stamp.actualSize == journal.meta.actualSize
+        {
             return .redo(journal)
         }
         let stored = files.metaFileBytes
         guard stored.count >= MetaInfo.size else { return .redo(journal) }
         let final = journal.meta.serialized
-        let appendFields = [MetaInfo.Offset.crcDigest..<(MetaInfo.Offset.crcDigest + 4),
-                            MetaInfo.Offset.actualSize..<(MetaInfo.Offset.actualSize + 4)]
+        let appendFields = [
+            MetaInfo.Offset.crcDigest..<(MetaInfo.Offset.crcDigest + 4),
+            MetaInfo.Offset.actualSize..<(MetaInfo.Offset.actualSize + 4),
+        ]
         for offset in 0..<MetaInfo.size where !appendFields.contains(where: { $0.contains(offset) }) {
             if stored[offset] != final[offset] { return .redo(journal) }
         }
@@ -426,7 +451,8 @@ final class StoreCore {
     /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an
     /// interrupted write must be repaired or damage handled first.
     private func reload(_ files: StoreFiles, key: CryptKey?, policy: DamagePolicy) throws(MappedKVError) {
-        let access: LoadAccess = configuration.isReadOnly
+        let access: LoadAccess =
+            configuration.isReadOnly
             ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)
         switch try StoreCore.load(files, key: key, access: access, policy: policy, logger: logger) {
         case .loaded(let state):
@@ -434,7 +460,10 @@ final class StoreCore {
         case .needsExclusiveLock:
             _ = try takeLock(files, .exclusive)
             defer { releaseLock(.exclusive) }
-            guard case .loaded(let state) = try StoreCore.load(files, key: key, access: .exclusive, policy: policy, logger: logger) else {
+            guard
+                case .loaded(let state) = try StoreCore.load(
+                    files, key: key, access: .exclusive, policy: policy, logger: logger)
+            else {
                 throw .corrupted(location.id, .interruptedWriteBack)
             }
             try adopt(state, files)
@@ -456,7 +485,9 @@ final class StoreCore {
                 fileSize: currentSize, liveLength: length, incomingLength: 0,
                 liveCount: liveCount, needSync: true, pageSize: page)
         }
-        logger.error("recovered store written back", metadata: ["id": "\(location.id)", "keys": "\(index.count)", "sequence": "\(meta.sequence)"])
+        logger.error(
+            "recovered store written back",
+            metadata: ["id": "\(location.id)", "keys": "\(index.count)", "sequence": "\(meta.sequence)"])
     }
 
     /// Takes over a loaded state, writing it back first if it is a recovery the files do not hold.
@@ -501,7 +532,9 @@ final class StoreCore {
             var keys: [String] = []
             keys.reserveCapacity(index.count)
             index.forEachSlot { slot in
-                if liveValueRange(slot, now: now) != nil { keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self)) }
+                if liveValueRange(slot, now: now) != nil {
+                    keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self))
+                }
             }
             return keys
         }
@@ -526,14 +559,18 @@ final class StoreCore {
     /// Calls `body` with the UTF-8 bytes of `key`, without copying them when the string is native.
     @inline(__always)
     static func withBytes<R>(of key: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        if let result = key.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
+        if let result = key.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
         return Array(key.utf8).withUnsafeBytes(body)
     }
 
     /// The slot of `key`, or nil if it is absent.
     @inline(__always)
     func slot(forKey key: String) -> ValueSlot? {
-        if let slot = mirror.withUnsafeBytes({ bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) } }) { return slot }
+        if let slot = mirror.withUnsafeBytes({ bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) } }) {
+            return slot
+        }
         return index.repairedCount > 0 ? repairedSlot(forKey: key) : nil
     }
 
@@ -549,7 +586,8 @@ final class StoreCore {
     func liveValueRange(_ slot: ValueSlot, now: UInt32) -> Range<Int>? {
         let range = slot.valueRange
         guard expiryEnabled else { return range }
-        guard let time = mirror.withUnsafeBytes({ ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: $0[range])) }) else {
+        guard let time = mirror.withUnsafeBytes({ ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: $0[range])) })
+        else {
             return range
         }
         return ExpirySuffix.isExpired(time, now: now) ? nil : range.dropLast(ExpirySuffix.length)
@@ -567,7 +605,9 @@ final class StoreCore {
 
     /// Encodes `value` and appends it as the new record of `key`, expiring after `duration` seconds
     /// (nil: the store's default; 0: never) when key expiry is on.
-    func set<V: PayloadCodable>(_ value: V, forKey key: String, expiresAfter duration: UInt32? = nil) throws(MappedKVError) {
+    func set<V: PayloadCodable>(
+        _ value: V, forKey key: String, expiresAfter duration: UInt32? = nil
+    ) throws(MappedKVError) {
         // Payloads are encoded one after another into the scratch buffer, which is emptied only
         // once it passes a few KiB (emptying an array costs more than a small set), and dropped
         // when a large value left it with a large capacity.
@@ -588,7 +628,9 @@ final class StoreCore {
     private static let scratchLimit = 4_096
 
     /// Appends a record holding `payload` (plus the expiry suffix when expiry is on) for `key`.
-    func setPayload(_ payload: UnsafeRawBufferPointer, forKey key: String, expiresAfter duration: UInt32? = nil) throws(MappedKVError) {
+    func setPayload(
+        _ payload: UnsafeRawBufferPointer, forKey key: String, expiresAfter duration: UInt32? = nil
+    ) throws(MappedKVError) {
         try Self.validate(key: key)
         guard !payload.isEmpty else {
             throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
@@ -597,7 +639,9 @@ final class StoreCore {
         try writing { (files) throws(MappedKVError) in
             // Another process may have turned expiry on or off while this one waited for the lock.
             let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
-            guard payload.count + suffixLength <= RecordLimits.maximumValueLength else { throw .valueTooLarge(payload.count) }
+            guard payload.count + suffixLength <= RecordLimits.maximumValueLength else {
+                throw .valueTooLarge(payload.count)
+            }
             if duration != nil && !expiryEnabled {
                 throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
             }
@@ -617,7 +661,8 @@ final class StoreCore {
             let valueStart = mirror.count
             mirror.append(contentsOf: payload)
             if expiryEnabled {
-                let expiry = ExpirySuffix.expiration(now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
+                let expiry = ExpirySuffix.expiration(
+                    now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
                 ExpirySuffix.append(expiry, to: &mirror)
             }
             commitAppend(files, from: start)
@@ -652,13 +697,18 @@ final class StoreCore {
     /// Empties the store: the file returns to its expected capacity and the sequence increments.
     func clearAll() throws(MappedKVError) {
         try writing { (files) throws(MappedKVError) in
-            guard !(files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty && !needsRandomIV) else { return }
+            guard !(files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty && !needsRandomIV) else {
+                return
+            }
             let newCipher = freshCipher()
             var newMeta = meta
             _ = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
             // Unlike MMKV, the old records do not stay readable in the first page: the commit zeroes them.
-            try commit(files, WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(expectedCapacity), meta: newMeta, region: []),
-                       staleEnd: mirror.count, sync: true)
+            try commit(
+                files,
+                WriteBackJournal(
+                    base: files.metaStamp(), fileSize: UInt64(expectedCapacity), meta: newMeta, region: []),
+                staleEnd: mirror.count, sync: true)
             meta = newMeta
             if let newCipher { cipher = newCipher.stream }
             mirror = []
@@ -688,7 +738,8 @@ final class StoreCore {
     }
 
     private func rekey(_ files: StoreFiles, to newKey: CryptKey?) throws(MappedKVError) {
-        let oldKey = cryptKey, oldCipher = cipher
+        let oldKey = cryptKey
+        let oldCipher = cipher
         cryptKey = newKey
         if newKey == nil { cipher = nil }
         let currentSize = files.dataFileSize
@@ -711,7 +762,9 @@ final class StoreCore {
     /// `enableAutoKeyExpire` / `disableAutoKeyExpire`: an empty new store only changes its meta, any
     /// other store is rewritten. Both increment the sequence and set the meta version to exactly 4.
     func configureExpiry(enabled: Bool, defaultDuration: UInt32) throws(MappedKVError) {
-        try writing { (files) throws(MappedKVError) in try configureExpiry(files, enabled: enabled, defaultDuration: defaultDuration) }
+        try writing { (files) throws(MappedKVError) in
+            try configureExpiry(files, enabled: enabled, defaultDuration: defaultDuration)
+        }
     }
 
     private func configureExpiry(_ files: StoreFiles, enabled: Bool, defaultDuration: UInt32) throws(MappedKVError) {
@@ -724,15 +777,19 @@ final class StoreCore {
             _ = newMeta.update(actualSize: 0, crc: 0, increasesSequence: true)
             newMeta.flags = flags
             newMeta.version = .flag
-            try commit(files, WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(files.dataFileSize), meta: newMeta, region: []),
-                       staleEnd: 0, sync: true)
+            try commit(
+                files,
+                WriteBackJournal(
+                    base: files.metaStamp(), fileSize: UInt64(files.dataFileSize), meta: newMeta, region: []),
+                staleEnd: 0, sync: true)
             meta = newMeta
             expiryEnabled = enabled
         } else {
             let currentSize = files.dataFileSize
             let liveCount = index.count
             let page = pageSize
-            let transform: ValueTransform = enabled
+            let transform: ValueTransform =
+                enabled
                 ? .addExpiry(ExpirySuffix.expiration(now: configuration.clock.now(), duration: defaultDuration))
                 : .removeExpiry
             try rewrite(files, needSync: true, transform: transform, flags: flags) { length in
@@ -788,7 +845,8 @@ final class StoreCore {
     /// store) and updates the CRC and size in the meta (two 4-byte stores).
     private func commitAppend(_ files: StoreFiles, from start: Int) {
         mirror.withUnsafeBytes { bytes in
-            let stored = files.writeRegion(UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
+            let stored = files.writeRegion(
+                UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
             let crc = CRC32.update(meta.crcDigest, stored)
             if meta.version >= .flag {
                 // The common case: two 4-byte stores, without copying the meta struct.
@@ -808,7 +866,9 @@ final class StoreCore {
     /// growth, the marker sequence, then the in-place rewrite and the new meta, then the journal's
     /// removal. A failure before the marker changes nothing; after it, the store closes and the
     /// next load (in any process) finishes the write-back from the journal.
-    private func commit(_ files: StoreFiles, _ journal: WriteBackJournal, staleEnd: Int, sync: Bool) throws(MappedKVError) {
+    private func commit(
+        _ files: StoreFiles, _ journal: WriteBackJournal, staleEnd: Int, sync: Bool
+    ) throws(MappedKVError) {
         try files.writeJournal(journal, sync: sync)
         do {
             if journal.fileSize > UInt64(files.dataFileSize) { try files.resizeData(to: Int(journal.fileSize)) }
@@ -825,7 +885,8 @@ final class StoreCore {
         }
         do { try files.removeJournal() } catch {
             // Harmless: the sequence has moved past the marker, so the next load ignores it.
-            logger.warning("could not remove the write-back journal", metadata: ["id": "\(location.id)", "error": "\(error)"])
+            logger.warning(
+                "could not remove the write-back journal", metadata: ["id": "\(location.id)", "error": "\(error)"])
         }
         observed = files.metaStamp()
     }
@@ -839,9 +900,10 @@ final class StoreCore {
         guard !expiryEnabled, holderLength + index.recordBytes == mirror.count else {
             return try writeBack(files, incomingLength: incomingLength, needSync: true)
         }
-        guard let newSize = FileSizePolicy.sizeForWriteBack(
-            fileSize: files.dataFileSize, liveLength: mirror.count, incomingLength: incomingLength,
-            liveCount: index.count, needSync: true, pageSize: pageSize)
+        guard
+            let newSize = FileSizePolicy.sizeForWriteBack(
+                fileSize: files.dataFileSize, liveLength: mirror.count, incomingLength: incomingLength,
+                liveCount: index.count, needSync: true, pageSize: pageSize)
         else {
             throw .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
         }
@@ -852,7 +914,9 @@ final class StoreCore {
         }
         observed = files.metaStamp()
         mirror = mirror.withUnsafeBytes { MirrorBuffer.make(copying: $0, capacity: newSize - 4) }
-        logger.debug("grew the data file", metadata: ["id": "\(location.id)", "fileSize": "\(newSize)", "sequence": "\(meta.sequence)"])
+        logger.debug(
+            "grew the data file",
+            metadata: ["id": "\(location.id)", "fileSize": "\(newSize)", "sequence": "\(meta.sequence)"])
     }
 
     /// The length of the item-size holder varint that starts a non-empty region.
@@ -969,22 +1033,28 @@ final class StoreCore {
         }
         // Old records past the new end would stay readable (in plain text, after encrypting a
         // plain store); MMKV leaves them, the commit erases them.
-        try commit(files, WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(newFileSize), meta: newMeta, region: stored),
-                   staleEnd: staleEnd ?? mirror.count, sync: needSync)
+        try commit(
+            files,
+            WriteBackJournal(base: files.metaStamp(), fileSize: UInt64(newFileSize), meta: newMeta, region: stored),
+            staleEnd: staleEnd ?? mirror.count, sync: needSync)
         meta = newMeta
         mirror = fresh
         if let plan {
             let holderLength = holder.count
-            index.relocateSlots { slot in slot.moved(by: holderLength + plan.newStart(ofRecordAt: slot.recordStart) - slot.recordStart) }
+            index.relocateSlots { slot in
+                slot.moved(by: holderLength + plan.newStart(ofRecordAt: slot.recordStart) - slot.recordStart)
+            }
         } else if let rebuilt {
             index = rebuilt
         }
         if let newCipher { cipher = newCipher.stream }
         if let flags { expiryEnabled = flags.contains(.keyExpiry) }
         recordCount = index.count
-        logger.debug("full write-back", metadata: [
-            "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(fresh.count)",
-            "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
-        ])
+        logger.debug(
+            "full write-back",
+            metadata: [
+                "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(fresh.count)",
+                "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
+            ])
     }
 }

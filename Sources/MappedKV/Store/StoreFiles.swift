@@ -23,8 +23,10 @@ final class StoreFiles {
     /// Where the crash-simulation tests collect this store's writes; nil outside them.
     let recorder: WriteRecorder?
 
-    private init(location: StoreLocation, isReadOnly: Bool, dataFile: FileDescriptor, metaFile: FileDescriptor,
-                 data: MappedRegion, meta: MappedRegion, lock: FileLock, identity: FileIdentity) {
+    private init(
+        location: StoreLocation, isReadOnly: Bool, dataFile: FileDescriptor, metaFile: FileDescriptor,
+        data: MappedRegion, meta: MappedRegion, lock: FileLock, identity: FileIdentity
+    ) {
         self.location = location
         self.isReadOnly = isReadOnly
         self.dataFile = dataFile
@@ -47,7 +49,8 @@ final class StoreFiles {
     /// The mode lock is an OFD lock on byte 1 of the meta file, held until the files are closed:
     /// shared for multi-process and read-only instances, exclusive for a single-process writer,
     /// so that a store cannot be written in single-process mode while anyone else has it open.
-    static func open(_ location: StoreLocation, readOnly: Bool, multiProcess: Bool) throws(MappedKVError) -> StoreFiles {
+    static func open(_ location: StoreLocation, readOnly: Bool, multiProcess: Bool) throws(MappedKVError) -> StoreFiles
+    {
         let dataExists = Directory.fileExists(location.dataPath)
         let metaExists = Directory.fileExists(location.metaPath)
         if readOnly {
@@ -57,7 +60,8 @@ final class StoreFiles {
             do { try Directory.create(location.fileDirectory) } catch { throw .system(error) }
         }
         let access: FileDescriptor.Access = readOnly ? .readOnly : .readWriteCreate
-        let dataFile: FileDescriptor, metaFile: FileDescriptor
+        let dataFile: FileDescriptor
+        let metaFile: FileDescriptor
         do { dataFile = try FileDescriptor.open(location.dataPath, access: access) } catch { throw .system(error) }
         do { metaFile = try FileDescriptor.open(location.metaPath, access: access) } catch {
             dataFile.close()
@@ -72,8 +76,9 @@ final class StoreFiles {
             if try takeModeLock(metaFile, kind: modeKind) {
                 let data = try MappedRegion(file: dataFile, length: try dataFile.size(), writable: !readOnly)
                 let meta = try MappedRegion(file: metaFile, length: try metaFile.size(), writable: !readOnly)
-                files = StoreFiles(location: location, isReadOnly: readOnly, dataFile: dataFile, metaFile: metaFile,
-                                   data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile))
+                files = StoreFiles(
+                    location: location, isReadOnly: readOnly, dataFile: dataFile, metaFile: metaFile,
+                    data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile))
             } else {
                 files = nil
             }
@@ -85,11 +90,13 @@ final class StoreFiles {
         guard let files else {
             dataFile.close()
             metaFile.close()
-            throw .modeConflict(location.id, multiProcess
-                ? "another process has it open in single-process mode"
-                : readOnly
-                    ? "another process has it open for writing in single-process mode"
-                    : "another process has it open (in multi-process, read-only or single-process mode)")
+            throw .modeConflict(
+                location.id,
+                multiProcess
+                    ? "another process has it open in single-process mode"
+                    : readOnly
+                        ? "another process has it open for writing in single-process mode"
+                        : "another process has it open (in multi-process, read-only or single-process mode)")
         }
         return files
     }
@@ -132,7 +139,8 @@ final class StoreFiles {
                 bytes = try file.read(count: MetaInfo.size, at: 0)
             } catch { throw .system(error) }
             if bytes.count >= MetaInfo.size, let meta = try? MetaInfo(parsing: bytes),
-               meta.normalized.holdsActualSize, meta.actualSize > 0 {
+                meta.normalized.holdsActualSize, meta.actualSize > 0
+            {
                 throw .corrupted(location.id, .dataFileMissing)
             }
         }
@@ -234,9 +242,13 @@ final class StoreFiles {
     /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), encrypting them in
     /// place by continuing `cipher` if one is given, and returns the stored bytes (for the CRC).
     @discardableResult
-    func writeRegion(_ bytes: UnsafeRawBufferPointer, at offset: Int, encryptingWith cipher: CFBStream? = nil) -> UnsafeRawBufferPointer {
+    func writeRegion(
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, encryptingWith cipher: CFBStream? = nil
+    ) -> UnsafeRawBufferPointer {
         precondition(!isReadOnly && 4 + offset + bytes.count <= data.length, "write past the mapped data file")
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        guard let source = bytes.baseAddress, !bytes.isEmpty else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
         let destination = UnsafeMutableRawBufferPointer(start: data.bytes.baseAddress! + 4 + offset, count: bytes.count)
         if let cipher {
             cipher.encrypt(bytes, into: destination)  // the file never holds the plain text
@@ -274,7 +286,8 @@ final class StoreFiles {
                     from: source.baseAddress! + sequence + 4, byteCount: MetaInfo.size - sequence - 4)
             }
             recorder?.record(.meta(offset: 0, bytes: Array(bytes[0..<MetaInfo.Offset.sequence])))
-            recorder?.record(.meta(offset: MetaInfo.Offset.sequence + 4, bytes: Array(bytes[(MetaInfo.Offset.sequence + 4)...])))
+            recorder?.record(
+                .meta(offset: MetaInfo.Offset.sequence + 4, bytes: Array(bytes[(MetaInfo.Offset.sequence + 4)...])))
             writeSequence(info.sequence)
         case .crcAndSizeOnly:
             writeCRCAndSize(crc: info.crcDigest, actualSize: info.actualSize)
@@ -302,8 +315,10 @@ final class StoreFiles {
     }
 
     private func littleEndianBytes(_ value: UInt32) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
-         UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24)]
+        [
+            UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 24),
+        ]
     }
 
     // MARK: Write-back journal

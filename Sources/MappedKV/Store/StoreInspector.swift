@@ -71,7 +71,9 @@ public enum LoadVerdict: Sendable, Equatable, CustomStringConvertible {
 /// Reads a store's files without opening the store and reports on their state, damage included.
 public enum StoreInspector {
     /// Inspects the store `id` under `directory`, decrypting with `cryptKey` if given.
-    public static func inspect(id: String, directory: String, cryptKey: CryptKey? = nil) throws(MappedKVError) -> InspectionReport {
+    public static func inspect(
+        id: String, directory: String, cryptKey: CryptKey? = nil
+    ) throws(MappedKVError) -> InspectionReport {
         let location = try StoreLocation(id: id, directory: directory)
         guard Directory.fileExists(location.dataPath) || Directory.fileExists(location.metaPath) else {
             throw .storeNotFound(location.dataPath)
@@ -110,12 +112,15 @@ public enum StoreInspector {
             // What a load would do, from the same bytes (a short meta file included).
             report.verdict = data.withUnsafeBytes { dataBytes in
                 metaBytes.withUnsafeBytes { metaRaw in
-                    verdict(LoadAssessment.assess(dataFile: dataBytes, metaFile: metaRaw, key: cryptKey), id: location.id)
+                    verdict(
+                        LoadAssessment.assess(dataFile: dataBytes, metaFile: metaRaw, key: cryptKey), id: location.id)
                 }
             }
         }
         guard let storedMeta else {
-            report.problem = report.problem ?? "meta file is \(metaBytes.count) bytes, shorter than the \(MetaInfo.size)-byte meta struct"
+            report.problem =
+                report.problem
+                ?? "meta file is \(metaBytes.count) bytes, shorter than the \(MetaInfo.size)-byte meta struct"
             return report
         }
         let meta = storedMeta.normalized
@@ -133,11 +138,15 @@ public enum StoreInspector {
                 report.lastConfirmedIsValid = crc == meta.lastConfirmedCRC
             }
             guard report.lengthIsValid else {
-                report.problem = report.problem ?? CorruptionReason.lengthOutOfRange(actualSize: size, fileSize: data.count).description
+                report.problem =
+                    report.problem
+                    ?? CorruptionReason.lengthOutOfRange(actualSize: size, fileSize: data.count).description
                 return
             }
-            let stored = data.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0)
-                                      : UnsafeRawBufferPointer(rebasing: bytes[4..<(4 + size)])
+            let stored =
+                data.isEmpty
+                ? UnsafeRawBufferPointer(start: nil, count: 0)
+                : UnsafeRawBufferPointer(rebasing: bytes[4..<(4 + size)])
             report.computedCRC = CRC32.update(0, stored)
             var plaintext = [UInt8](stored)
             if let cryptKey {
@@ -145,7 +154,10 @@ public enum StoreInspector {
                 plaintext.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
             }
             if report.computedCRC != meta.crcDigest {
-                report.problem = report.problem ?? CorruptionReason.crcMismatch(stored: meta.crcDigest, computed: report.computedCRC ?? 0).description
+                report.problem =
+                    report.problem
+                    ?? CorruptionReason.crcMismatch(stored: meta.crcDigest, computed: report.computedCRC ?? 0)
+                    .description
             }
             plaintext.withUnsafeBytes { region in decodeStatistics(region, checksKeys: cryptKey != nil, into: &report) }
         }
@@ -164,8 +176,12 @@ public enum StoreInspector {
         case .sound(let region):
             switch region.repair {
             case nil: return .sound
-            case .headerSize: return .losslessRepair("the header holds the size the CRC covers (\(region.meta.actualSize) bytes)")
-            case .interruptedAppend: return .losslessRepair("an append was interrupted before its size was stored; the CRC covers \(region.meta.actualSize) bytes")
+            case .headerSize:
+                return .losslessRepair("the header holds the size the CRC covers (\(region.meta.actualSize) bytes)")
+            case .interruptedAppend:
+                return .losslessRepair(
+                    "an append was interrupted before its size was stored; the CRC covers \(region.meta.actualSize) bytes"
+                )
             }
         case .damaged(let finding): return .damaged(finding.event(storeID: id, isReadOnly: false))
         }
@@ -173,7 +189,9 @@ public enum StoreInspector {
 
     /// Walks the records of a plaintext region once and fills in the decode statistics. With
     /// `checksKeys` (a decrypted region), an implausible holder or a non-UTF-8 key counts as undecodable.
-    private static func decodeStatistics(_ region: UnsafeRawBufferPointer, checksKeys: Bool, into report: inout InspectionReport) {
+    private static func decodeStatistics(
+        _ region: UnsafeRawBufferPointer, checksKeys: Bool, into report: inout InspectionReport
+    ) {
         var live: [[UInt8]: Int] = [:]
         var deletions = 0
         var records = 0

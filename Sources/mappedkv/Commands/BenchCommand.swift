@@ -22,7 +22,8 @@ struct BenchCommand: ParsableCommand {
     var cryptKey: String?
     @Flag(name: .long, help: "With --crypt-key: AES-256.")
     var aes256 = false
-    @Flag(name: .long, help: "Open the stores in multi-process mode (every write takes the flock; reads check the meta).")
+    @Flag(
+        name: .long, help: "Open the stores in multi-process mode (every write takes the flock; reads check the meta).")
     var multiProcess = false
 
     func validate() throws {
@@ -40,11 +41,14 @@ struct BenchCommand: ParsableCommand {
     }
 
     private var storeConfiguration: Configuration {
-        Configuration(isMultiProcess: multiProcess, cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
+        Configuration(
+            isMultiProcess: multiProcess, cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
     }
 
     private func fresh(_ id: String) throws -> MappedKV {
-        for suffix in ["", ".crc", ".writeback"] { try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)") }
+        for suffix in ["", ".crc", ".writeback"] {
+            try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)")
+        }
         return try MappedKV(id: id, directory: root, configuration: storeConfiguration)
     }
 
@@ -56,29 +60,51 @@ struct BenchCommand: ParsableCommand {
         var results: [(String, Double)] = []
         let perOp = Double(n)
 
-        results.append(("set_int32", try elapsedNanoseconds {
-            for i in 0..<n { try store.set(Int32(truncatingIfNeeded: i), forKey: intKeys[i]) }
-        } / perOp))
-        results.append(("set_string", try elapsedNanoseconds {
-            for i in 0..<n { try store.set(strings[i], forKey: stringKeys[i]) }
-        } / perOp))
+        results.append(
+            (
+                "set_int32",
+                try elapsedNanoseconds {
+                    for i in 0..<n { try store.set(Int32(truncatingIfNeeded: i), forKey: intKeys[i]) }
+                } / perOp
+            ))
+        results.append(
+            (
+                "set_string",
+                try elapsedNanoseconds {
+                    for i in 0..<n { try store.set(strings[i], forKey: stringKeys[i]) }
+                } / perOp
+            ))
         var sum: Int64 = 0
-        results.append(("get_int32", try elapsedNanoseconds {
-            for i in 0..<n { sum &+= Int64(try store.int32(forKey: intKeys[i]) ?? 0) }
-        } / perOp))
+        results.append(
+            (
+                "get_int32",
+                try elapsedNanoseconds {
+                    for i in 0..<n { sum &+= Int64(try store.int32(forKey: intKeys[i]) ?? 0) }
+                } / perOp
+            ))
         var totalBytes = 0
-        results.append(("get_string", try elapsedNanoseconds {
-            for i in 0..<n { totalBytes += try store.string(forKey: stringKeys[i])?.utf8.count ?? 0 }
-        } / perOp))
-        results.append(("remove", try elapsedNanoseconds {
-            for i in 0..<n { try store.removeValue(forKey: intKeys[i]) }
-        } / perOp))
+        results.append(
+            (
+                "get_string",
+                try elapsedNanoseconds {
+                    for i in 0..<n { totalBytes += try store.string(forKey: stringKeys[i])?.utf8.count ?? 0 }
+                } / perOp
+            ))
+        results.append(
+            (
+                "remove",
+                try elapsedNanoseconds {
+                    for i in 0..<n { try store.removeValue(forKey: intKeys[i]) }
+                } / perOp
+            ))
         store.close()
 
         let expectedSum = (0..<n).reduce(Int64(0)) { $0 &+ Int64(Int32(truncatingIfNeeded: $1)) }
         let expectedBytes = strings.reduce(0) { $0 + $1.utf8.count }
         guard sum == expectedSum, totalBytes == expectedBytes else {
-            printError("benchmark check failed: sum \(sum) (expected \(expectedSum)), bytes \(totalBytes) (expected \(expectedBytes))")
+            printError(
+                "benchmark check failed: sum \(sum) (expected \(expectedSum)), bytes \(totalBytes) (expected \(expectedBytes))"
+            )
             throw ExitCode.failure
         }
 

@@ -63,16 +63,21 @@ struct DemoCommand: ParsableCommand {
         for i in 0..<writes { try store.set(Int32(i), forKey: "counter-\(i % 500)") }
         let elapsed = ContinuousClock.now - start
         let nanos = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
-        print("\n\(writes) overwrites of 500 counters: \(Int(nanos / Double(writes))) ns per set (this build), file \(try store.totalSize) bytes")
+        print(
+            "\n\(writes) overwrites of 500 counters: \(Int(nanos / Double(writes))) ns per set (this build), file \(try store.totalSize) bytes"
+        )
 
         for i in 0..<250 { try store.removeValue(forKey: "counter-\(i)") }
         try store.trim()
-        print("Removed 250 counters and trimmed: \(try store.count) keys, file \(try store.totalSize) bytes, \(try store.actualSize) bytes used")
+        print(
+            "Removed 250 counters and trimmed: \(try store.count) keys, file \(try store.totalSize) bytes, \(try store.actualSize) bytes used"
+        )
         store.close()
 
         let reopened = try MappedKV(id: "demo", directory: root)
         defer { reopened.close() }
-        let ok = try reopened.string(forKey: "string") == "hello, MMKV ✓"
+        let ok =
+            try reopened.string(forKey: "string") == "hello, MMKV ✓"
             && reopened.int32(forKey: "counter-499") == 19_999
             && reopened.decoded(Profile.self, forKey: "profile") == profile
             && reopened.date(forKey: "date") == now

@@ -24,7 +24,9 @@ struct HoldCommand: ParsableCommand {
 
     func validate() throws {
         if exclusive && !store.multiProcess { throw ValidationError("--exclusive needs --multi-process") }
-        if !setOnRelease.isEmpty && setOnRelease.count != 2 { throw ValidationError("--set-on-release takes KEY VALUE") }
+        if !setOnRelease.isEmpty && setOnRelease.count != 2 {
+            throw ValidationError("--set-on-release takes KEY VALUE")
+        }
     }
 
     func run() throws {

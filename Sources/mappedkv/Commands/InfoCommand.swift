@@ -12,7 +12,9 @@ struct InfoCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let report = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
+        let report = try reportingErrors {
+            try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
+        }
         print(InspectionText.info(report), terminator: "")
     }
 }

@@ -28,7 +28,9 @@ struct RekeyCommand: ParsableCommand {
     }
 
     func run() throws {
-        let key = try KeySource(literal: newKey, file: newKeyFile, environment: newKeyEnv, aes256: newAes256, option: "--new-key").resolve()
+        let key = try KeySource(
+            literal: newKey, file: newKeyFile, environment: newKeyEnv, aes256: newAes256, option: "--new-key"
+        ).resolve()
         let kv = try reportingErrors { try store.open(readOnly: false) }
         defer { kv.close() }
         try reportingErrors { try kv.rekey(to: key) }

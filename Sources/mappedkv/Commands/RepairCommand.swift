@@ -25,7 +25,9 @@ struct RepairCommand: ParsableCommand {
     var force = false
 
     func run() throws {
-        let before = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
+        let before = try reportingErrors {
+            try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
+        }
         print("before: \(VerificationText.status(before))")
         if before.isSound && !before.journalPresent {
             print("nothing to repair")
@@ -46,7 +48,9 @@ struct RepairCommand: ParsableCommand {
             opened = try store.open(readOnly: false, recoveryHandler: handler)
         } catch let error as MappedKVError {
             if let event = refused.withLock({ $0 }) {
-                printError("refusing to repair: \(event.kind): \(event.reason); check the key and the .crc file, or pass --force")
+                printError(
+                    "refusing to repair: \(event.kind): \(event.reason); check the key and the .crc file, or pass --force"
+                )
             } else {
                 printError(error.description)
             }
@@ -57,11 +61,15 @@ struct RepairCommand: ParsableCommand {
             let proposal = report.event.proposal
             print("decision: \(report.decision)")
             if report.decision == .recover {
-                print("kept: \(proposal.keptKeys) keys (\(proposal.keptRecords) records, \(proposal.keptBytes) bytes; \(proposal.basis))")
+                print(
+                    "kept: \(proposal.keptKeys) keys (\(proposal.keptRecords) records, \(proposal.keptBytes) bytes; \(proposal.basis))"
+                )
                 print("dropped: \(proposal.droppedBytes) bytes, \(proposal.droppedRecords) unverifiable records")
                 if !proposal.droppedKeys.isEmpty {
                     let shown = proposal.droppedKeys.prefix(20).joined(separator: ", ")
-                    print("keys that lost values: \(shown)\(proposal.droppedKeys.count > 20 ? ", ... (\(proposal.droppedKeys.count) in all)" : "")")
+                    print(
+                        "keys that lost values: \(shown)\(proposal.droppedKeys.count > 20 ? ", ... (\(proposal.droppedKeys.count) in all)" : "")"
+                    )
                 }
             } else {
                 print("kept: nothing (discarded)")
@@ -70,7 +78,9 @@ struct RepairCommand: ParsableCommand {
         } else {
             print("repaired without loss")
         }
-        let after = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
+        let after = try reportingErrors {
+            try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
+        }
         print("after: \(VerificationText.status(after)), \(after.liveKeyCount) keys")
         if !after.isSound { throw ExitCode.failure }
     }

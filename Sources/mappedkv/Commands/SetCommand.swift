@@ -11,7 +11,8 @@ struct SetCommand: ParsableCommand {
     @Option(name: .long, help: "The value's type: \(ValueType.allCases.map(\.rawValue).joined(separator: ", ")).")
     var type: ValueType = .string
 
-    @Option(name: .long, help: "Expire the value after this many seconds (0: never); needs key expiry on (see 'expire').")
+    @Option(
+        name: .long, help: "Expire the value after this many seconds (0: never); needs key expiry on (see 'expire').")
     var expireAfter: UInt32?
     /// Collected without option parsing so that negative numbers (`-42`) are values, not options.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The key, then the value.", valueName: "key value"))

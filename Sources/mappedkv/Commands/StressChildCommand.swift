@@ -35,7 +35,8 @@ struct StressChildCommand: ParsableCommand {
     }
 
     func run() throws {
-        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key").resolve()
+        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key")
+            .resolve()
         let settings = StressWorker.Settings(
             root: root, id: id, child: child, processes: processes, operations: ops, seed: seed,
             incarnation: incarnation, workload: workload, cryptKey: key)

@@ -6,7 +6,8 @@ import MappedKV
 struct StressCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stress",
-        abstract: "Run P processes of mixed operations on one multi-process store, optionally killing them, then verify it.",
+        abstract:
+            "Run P processes of mixed operations on one multi-process store, optionally killing them, then verify it.",
         discussion: """
             The children are this binary (the hidden stress-child subcommand). They start together, \
             journal every operation to DIR/journal-<child>.log around its store call, and resume from \
@@ -27,7 +28,11 @@ struct StressCommand: ParsableCommand {
     var cryptKey: String?
     @Flag(name: .long, help: "With --crypt-key: AES-256.")
     var aes256 = false
-    @Option(name: .long, help: "Kill a random running child with SIGKILL this often and restart it (a child killed 3 times in a row before acknowledging an operation is spared until it does).")
+    @Option(
+        name: .long,
+        help:
+            "Kill a random running child with SIGKILL this often and restart it (a child killed 3 times in a row before acknowledging an operation is spared until it does)."
+    )
     var killIntervalMs: Int?
     @Option(name: .long, help: "The seed of every random choice (default: random, printed on standard error).")
     var seed: UInt64?
@@ -47,7 +52,8 @@ struct StressCommand: ParsableCommand {
     }
 
     func run() throws {
-        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key").resolve()
+        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key")
+            .resolve()
         let fileManager = FileManager.default
         try fileManager.createDirectory(atPath: root, withIntermediateDirectories: true)
 
@@ -62,19 +68,24 @@ struct StressCommand: ParsableCommand {
             FileHandle.standardError.write(Data("stress: seed \(seed)\n".utf8))
             var keyArguments: [String] = []
             if let cryptKey { keyArguments += ["--crypt-key", cryptKey] + (aes256 ? ["--aes256"] : []) }
-            let supervisor = StressSupervisor(settings: StressSupervisor.Settings(
-                root: root, id: id, processes: processes, operations: ops, seed: seed, workload: workload,
-                keyArguments: keyArguments, killInterval: killIntervalMs.map { .milliseconds($0) }))
+            let supervisor = StressSupervisor(
+                settings: StressSupervisor.Settings(
+                    root: root, id: id, processes: processes, operations: ops, seed: seed, workload: workload,
+                    keyArguments: keyArguments, killInterval: killIntervalMs.map { .milliseconds($0) }))
             outcome = try supervisor.run()
             children = Array(0..<processes)
         }
 
-        let histories = try children.map { try StressHistory.load(child: $0, path: StressJournal.path(root: root, child: $0)) }
+        let histories = try children.map {
+            try StressHistory.load(child: $0, path: StressJournal.path(root: root, child: $0))
+        }
         let violations = outcome.violations + StressVerifier(root: root, id: id, cryptKey: key).verify(histories)
         let operations = histories.reduce(0) { $0 + $1.acknowledged }
         let seconds = Double(outcome.elapsed.components.seconds) + Double(outcome.elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Int((Double(operations) / seconds).rounded()) : 0
-        print("stress: processes \(children.count), operations \(operations), ops/s \(rate), kills \(outcome.kills), kills-in-write-back \(outcome.killsInWriteBack), violations \(violations.count)")
+        print(
+            "stress: processes \(children.count), operations \(operations), ops/s \(rate), kills \(outcome.kills), kills-in-write-back \(outcome.killsInWriteBack), violations \(violations.count)"
+        )
         guard violations.isEmpty else {
             for violation in violations.prefix(Self.printedViolations) { printError("violation: " + violation) }
             if violations.count > Self.printedViolations {
@@ -90,7 +101,9 @@ struct StressCommand: ParsableCommand {
         let location = try reportingErrors { try StoreLocation(id: id, directory: root) }
         var paths = [location.dataPath, location.metaPath, location.journalPath]
         for name in try fileManager.contentsOfDirectory(atPath: root)
-        where (name.hasPrefix("journal-") && name.hasSuffix(".log")) || (name.hasPrefix("stress-") && name.hasSuffix(".stderr")) {
+        where (name.hasPrefix("journal-") && name.hasSuffix(".log"))
+            || (name.hasPrefix("stress-") && name.hasSuffix(".stderr"))
+        {
             paths.append(root + "/" + name)
         }
         for path in paths where fileManager.fileExists(atPath: path) { try fileManager.removeItem(atPath: path) }

@@ -16,7 +16,9 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        let report = try reportingErrors { try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey()) }
+        let report = try reportingErrors {
+            try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
+        }
         for line in VerificationText.lines(report) { print(line) }
         if !report.isSound { throw ExitCode.failure }
     }
@@ -25,21 +27,36 @@ struct VerifyCommand: ParsableCommand {
 /// The lines `verify` and `repair` print about an inspection.
 enum VerificationText {
     static func lines(_ report: InspectionReport) -> [String] {
-        var lines = ["store: \(report.location.id) (\(report.location.dataPath))",
-                     "files: data \(report.dataFileSize) bytes, meta \(report.metaFileSize) bytes"]
+        var lines = [
+            "store: \(report.location.id) (\(report.location.dataPath))",
+            "files: data \(report.dataFileSize) bytes, meta \(report.metaFileSize) bytes",
+        ]
         if let meta = report.storedMeta {
-            lines.append("meta: version \(meta.version.rawValue), sequence \(meta.sequence), flags \(meta.flags.rawValue)")
-            lines.append("actual size: \(report.actualSize) (\(report.lengthIsValid ? "fits the file" : "does NOT fit the file"))")
+            lines.append(
+                "meta: version \(meta.version.rawValue), sequence \(meta.sequence), flags \(meta.flags.rawValue)")
+            lines.append(
+                "actual size: \(report.actualSize) (\(report.lengthIsValid ? "fits the file" : "does NOT fit the file"))"
+            )
             let computed = report.computedCRC.map(InspectionText.hex32) ?? "-"
-            lines.append("crc: stored \(InspectionText.hex32(meta.normalized.crcDigest)), computed \(computed) (\(report.crcIsValid ? "match" : "MISMATCH"))")
-            lines.append("last confirmed: size \(meta.lastConfirmedActualSize), crc \(InspectionText.hex32(meta.lastConfirmedCRC)) (\(report.lastConfirmedIsValid ? "valid" : "not valid"))")
+            lines.append(
+                "crc: stored \(InspectionText.hex32(meta.normalized.crcDigest)), computed \(computed) (\(report.crcIsValid ? "match" : "MISMATCH"))"
+            )
+            lines.append(
+                "last confirmed: size \(meta.lastConfirmedActualSize), crc \(InspectionText.hex32(meta.lastConfirmedCRC)) (\(report.lastConfirmedIsValid ? "valid" : "not valid"))"
+            )
         }
         if let decode = report.decode {
             let stop = decode.error.map { ", decoding stopped at byte \(decode.validEnd): \($0)" } ?? ""
-            lines.append("records: \(decode.recordCount) decodable (\(report.deletionRecordCount) deletions, \(report.supersededRecordCount) duplicates superseded)\(stop)")
+            lines.append(
+                "records: \(decode.recordCount) decodable (\(report.deletionRecordCount) deletions, \(report.supersededRecordCount) duplicates superseded)\(stop)"
+            )
         }
-        lines.append("live: \(report.liveKeyCount) keys, \(report.liveBytes) bytes; space amplification \(String(format: "%.2f", report.spaceAmplification))x")
-        if report.journalPresent { lines.append("write-back journal: present (a read-write open finishes or drops it)") }
+        lines.append(
+            "live: \(report.liveKeyCount) keys, \(report.liveBytes) bytes; space amplification \(String(format: "%.2f", report.spaceAmplification))x"
+        )
+        if report.journalPresent {
+            lines.append("write-back journal: present (a read-write open finishes or drops it)")
+        }
         lines.append("status: " + status(report))
         if case .damaged(let event) = report.verdict { lines.append("recovery would: \(event.proposal)") }
         return lines

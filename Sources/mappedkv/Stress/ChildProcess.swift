@@ -67,8 +67,8 @@ struct ChildProcess: Sendable {
         let argv = ([name] + arguments).map { strdup($0) }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") }
         defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
         }
         var pid: pid_t = 0
         let result = (argv + [nil]).withUnsafeBufferPointer { argvBuffer in

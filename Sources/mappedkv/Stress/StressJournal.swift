@@ -77,7 +77,8 @@ enum StressJournalEntry: Equatable, Sendable {
             self = .start(incarnation: incarnation, pid: pid)
         case ("A", 2), ("X", 2), ("U", 2):
             guard let opno = number(1) else { return nil }
-            self = tag == "A" ? .acknowledged(opno: opno) : tag == "X" ? .notApplied(opno: opno) : .unresolved(opno: opno)
+            self =
+                tag == "A" ? .acknowledged(opno: opno) : tag == "X" ? .notApplied(opno: opno) : .unresolved(opno: opno)
         case ("I", 3...):
             guard let opno = number(1) else { return nil }
             switch (words[2], words.count) {
@@ -159,7 +160,9 @@ final class StressJournalWriter {
     /// Appends `entry` as one line.
     func append(_ entry: StressJournalEntry) throws(SystemError) {
         let bytes = Array((entry.line + "\n").utf8)
-        let written = try syscall("write", path: path) { bytes.withUnsafeBytes { write(file.rawValue, $0.baseAddress, $0.count) } }
+        let written = try syscall("write", path: path) {
+            bytes.withUnsafeBytes { write(file.rawValue, $0.baseAddress, $0.count) }
+        }
         // A short write would tear the line: report it rather than retry the rest.
         guard written == bytes.count else { throw SystemError("short write", path: path, errno: EIO) }
     }

@@ -24,8 +24,8 @@ struct StressKey: Hashable, Sendable, CustomStringConvertible {
         let childText = name[name.index(after: name.startIndex)..<slash]
         let slotText = name[name.index(after: slash)...]
         guard slotText.hasPrefix("k"), let child = Int(childText), child >= 0,
-              let slot = Int(slotText.dropFirst()), (0..<Self.slotsPerChild).contains(slot),
-              "c\(child)/k\(slot)" == name
+            let slot = Int(slotText.dropFirst()), (0..<Self.slotsPerChild).contains(slot),
+            "c\(child)/k\(slot)" == name
         else { return nil }
         self.init(child: child, slot: slot)
     }

@@ -31,10 +31,11 @@ struct StressProgress {
         guard let handle = FileHandle(forReadingAtPath: paths[index]) else { return }
         defer { try? handle.close() }
         guard (try? handle.seek(toOffset: offsets[index])) != nil,
-              let data = try? handle.readToEnd(), let lastNewline = data.lastIndex(of: UInt8(ascii: "\n"))
+            let data = try? handle.readToEnd(), let lastNewline = data.lastIndex(of: UInt8(ascii: "\n"))
         else { return }
         let complete = data[data.startIndex...lastNewline]
-        for line in complete.split(separator: UInt8(ascii: "\n")) where line.starts(with: [UInt8(ascii: "A"), UInt8(ascii: " ")]) {
+        for line in complete.split(separator: UInt8(ascii: "\n"))
+        where line.starts(with: [UInt8(ascii: "A"), UInt8(ascii: " ")]) {
             counts[index] += 1
         }
         offsets[index] += UInt64(complete.count)

@@ -95,7 +95,8 @@ final class StressSupervisor {
             stopAll()
             throw error
         }
-        return Outcome(kills: kills, killsInWriteBack: killsInWriteBack, violations: violations, elapsed: clock.now - start)
+        return Outcome(
+            kills: kills, killsInWriteBack: killsInWriteBack, violations: violations, elapsed: clock.now - start)
     }
 
     /// Reaps, kills and restarts the children, and reports progress, until every child has ended.
@@ -112,7 +113,9 @@ final class StressSupervisor {
             }
             if clock.now >= nextReport {
                 let seconds = (clock.now - start).components.seconds
-                report("stress: \(seconds) s, \(progress.acknowledged()) of \(settings.processes * settings.operations) operations acknowledged, \(kills) kills")
+                report(
+                    "stress: \(seconds) s, \(progress.acknowledged()) of \(settings.processes * settings.operations) operations acknowledged, \(kills) kills"
+                )
                 nextReport = nextReport + .seconds(1)
             }
             var wake = min(nextReport, clock.now + .milliseconds(5))
@@ -152,7 +155,8 @@ final class StressSupervisor {
             lastCountedJournal = journal
         }
         let acknowledged = progress.acknowledged(child: index)
-        slots[index].fruitlessKills = acknowledged > slots[index].acknowledgedAtSpawn ? 0 : slots[index].fruitlessKills + 1
+        slots[index].fruitlessKills =
+            acknowledged > slots[index].acknowledgedAtSpawn ? 0 : slots[index].fruitlessKills + 1
         slots[index].acknowledgedAtSpawn = acknowledged
         slots[index].incarnation += 1
         spawn(index, barrier: nil)
@@ -176,18 +180,20 @@ final class StressSupervisor {
         slots[index].isOver = true
         guard status != .exited(0) else { return }
         let slot = slots[index]
-        violations.append("child \(index) (incarnation \(slot.incarnation)) \(status); its standard error: \(stderrTail(index))")
+        violations.append(
+            "child \(index) (incarnation \(slot.incarnation)) \(status); its standard error: \(stderrTail(index))")
     }
 
     /// Starts incarnation `slots[index].incarnation` of child `index`, behind the barrier whose
     /// read end is `barrier` if given.
     private func spawn(_ index: Int, barrier: Int32?) {
         let slot = slots[index]
-        var arguments = [
-            "stress-child", "--root", settings.root, "--id", settings.id, "--child", "\(index)",
-            "--processes", "\(settings.processes)", "--ops", "\(settings.operations)", "--seed", "\(settings.seed)",
-            "--workload", settings.workload.rawValue, "--incarnation", "\(slot.incarnation)",
-        ] + settings.keyArguments
+        var arguments =
+            [
+                "stress-child", "--root", settings.root, "--id", settings.id, "--child", "\(index)",
+                "--processes", "\(settings.processes)", "--ops", "\(settings.operations)", "--seed", "\(settings.seed)",
+                "--workload", settings.workload.rawValue, "--incarnation", "\(slot.incarnation)",
+            ] + settings.keyArguments
         var actions: [ChildProcess.FileAction] = [
             .open("/dev/null", flags: O_RDONLY, onto: 0),
             .open("/dev/null", flags: O_WRONLY, onto: 1),

@@ -50,12 +50,16 @@ enum StressValue: Equatable, Sendable {
             return .double(negative ? -magnitude : magnitude)
         case .smallString:
             let length = Int.random(in: 0..<100, using: &random)
-            return .string(String(decoding: SelfCheckingPayload.make(
-                key: key, opno: opno, length: length, text: true, using: &random), as: UTF8.self))
+            return .string(
+                String(
+                    decoding: SelfCheckingPayload.make(
+                        key: key, opno: opno, length: length, text: true, using: &random), as: UTF8.self))
         case .largeString:
             let length = Int.random(in: 300...3000, using: &random)
-            return .string(String(decoding: SelfCheckingPayload.make(
-                key: key, opno: opno, length: length, text: true, using: &random), as: UTF8.self))
+            return .string(
+                String(
+                    decoding: SelfCheckingPayload.make(
+                        key: key, opno: opno, length: length, text: true, using: &random), as: UTF8.self))
         case .bytes:
             let length = Int.random(in: 300...3000, using: &random)
             return .bytes(SelfCheckingPayload.make(key: key, opno: opno, length: length, text: false, using: &random))
@@ -100,7 +104,9 @@ enum StressValue: Equatable, Sendable {
     }
 
     /// The value of `key` read as `kind`, or nil if the key is absent.
-    static func read(_ kind: StressValueKind, forKey key: String, from store: some KeyValueAccess) throws(MappedKVError) -> StressValue? {
+    static func read(
+        _ kind: StressValueKind, forKey key: String, from store: some KeyValueAccess
+    ) throws(MappedKVError) -> StressValue? {
         switch kind {
         case .int32: try store.int32(forKey: key).map(StressValue.int32)
         case .int64: try store.int64(forKey: key).map(StressValue.int64)
@@ -169,7 +175,9 @@ enum SelfCheckingPayload {
         guard named == key.name else { return "the value names key '\(named)', not '\(key.name)' (foreign value)" }
         let child = String(decoding: fields[1], as: UTF8.self)
         guard child == String(key.child) else { return "the value names child \(child), not \(key.child)" }
-        guard Int(String(decoding: fields[2], as: UTF8.self)) != nil else { return "the value's operation number is not a number" }
+        guard Int(String(decoding: fields[2], as: UTF8.self)) != nil else {
+            return "the value's operation number is not a number"
+        }
         return nil
     }
 }

@@ -32,7 +32,8 @@ struct StressVerifier {
         }
         let store: MappedKV
         do {
-            store = try MappedKV(id: id, directory: root, configuration: Configuration(isMultiProcess: true, cryptKey: cryptKey))
+            store = try MappedKV(
+                id: id, directory: root, configuration: Configuration(isMultiProcess: true, cryptKey: cryptKey))
         } catch {
             return violations + ["verification could not open the store: \(error)"]
         }
@@ -55,26 +56,35 @@ struct StressVerifier {
             for increment in history.acknowledgedIncrements {
                 let writer = "child \(history.child) operation \(increment.opno)"
                 if let earlier = writers[increment.newValue] {
-                    violations.append("counter value \(increment.newValue) was acknowledged twice: by \(earlier) and by \(writer) (lost update)")
+                    violations.append(
+                        "counter value \(increment.newValue) was acknowledged twice: by \(earlier) and by \(writer) (lost update)"
+                    )
                 }
                 writers[increment.newValue] = writer
                 if increment.newValue > counter {
-                    violations.append("\(writer) acknowledged an increment to \(increment.newValue), but the counter is \(counter)")
+                    violations.append(
+                        "\(writer) acknowledged an increment to \(increment.newValue), but the counter is \(counter)")
                 }
             }
         }
         var possible = Set(writers.keys)
         for history in histories {
             possible.formUnion(history.inFlightIncrements.map(\.newValue))
-            if let pending = history.pending, case .increment(let newValue) = pending.intent { possible.insert(newValue) }
+            if let pending = history.pending, case .increment(let newValue) = pending.intent {
+                possible.insert(newValue)
+            }
         }
         guard counter >= 0, counter <= Int64(possible.count) else {
-            return violations + ["the counter is \(counter), but only \(writers.count) increments were acknowledged and \(possible.count - writers.count) more were in flight"]
+            return violations + [
+                "the counter is \(counter), but only \(writers.count) increments were acknowledged and \(possible.count - writers.count) more were in flight"
+            ]
         }
         let missing = counter > 0 ? (1...counter).filter { !possible.contains($0) } : []
         if !missing.isEmpty {
             let listed = missing.prefix(Self.listedCounterValues).map(String.init).joined(separator: ", ")
-            violations.append("the counter is \(counter), but \(missing.count) of its values were never written by an acknowledged or in-flight increment: \(listed)\(missing.count > Self.listedCounterValues ? ", ..." : "")")
+            violations.append(
+                "the counter is \(counter), but \(missing.count) of its values were never written by an acknowledged or in-flight increment: \(listed)\(missing.count > Self.listedCounterValues ? ", ..." : "")"
+            )
         }
         return violations
     }
@@ -104,7 +114,9 @@ struct StressVerifier {
                 }
                 if !allowed.contains(actual) {
                     let alternatives = allowed.map { $0 ?? "absent" }.joined(separator: " or the in-flight ")
-                    violations.append("key \(name): the store has \(actual ?? "absent"), the journal of child \(history.child) says \(alternatives)")
+                    violations.append(
+                        "key \(name): the store has \(actual ?? "absent"), the journal of child \(history.child) says \(alternatives)"
+                    )
                 }
             }
         }

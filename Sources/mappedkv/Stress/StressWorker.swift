@@ -1,7 +1,7 @@
 import Glibc
 import MappedKV
-import MappedKVIO
 import MappedKVCrypto
+import MappedKVIO
 
 /// The end of a child that hit a store error: the error is in its journal as a `V` line.
 struct StressChildFailure: Error, CustomStringConvertible {
@@ -126,7 +126,9 @@ final class StressWorker {
             try record(.acknowledged(opno: opno))
         } else {
             if actual != previous {
-                try violation("after a restart, \(key) holds \(Self.describe(actual)), neither its previous value \(Self.describe(previous)) nor the value \(Self.describe(intended)) of the operation \(opno) in flight")
+                try violation(
+                    "after a restart, \(key) holds \(Self.describe(actual)), neither its previous value \(Self.describe(previous)) nor the value \(Self.describe(intended)) of the operation \(opno) in flight"
+                )
             }
             try record(.notApplied(opno: opno))
         }
@@ -150,10 +152,13 @@ final class StressWorker {
             }
             var other = Int.random(in: 0..<(settings.processes - 1), using: &random)
             if other >= settings.child { other += 1 }
-            let slot = 8 * Int.random(in: 0..<(StressKey.slotsPerChild / 8), using: &random) + Int.random(in: 5...7, using: &random)
+            let slot =
+                8 * Int.random(in: 0..<(StressKey.slotsPerChild / 8), using: &random)
+                + Int.random(in: 5...7, using: &random)
             let key = StressKey(child: other, slot: slot)
             if let bytes = try StressValue.read(key.kind, forKey: key.name, from: store)?.selfCheckingBytes,
-               let problem = SelfCheckingPayload.problem(in: bytes, expectedKey: key) {
+                let problem = SelfCheckingPayload.problem(in: bytes, expectedKey: key)
+            {
                 try violation("reading \(key) of child \(other): \(problem)")
             }
         case .remove:
@@ -178,9 +183,12 @@ final class StressWorker {
         let value = try StressValue.read(key.kind, forKey: key.name, from: store)
         let expected = history.token(of: key.name)
         if value?.token != expected {
-            try violation("read-your-writes: \(key) holds \(Self.describe(value?.token)), the child last wrote \(Self.describe(expected))")
+            try violation(
+                "read-your-writes: \(key) holds \(Self.describe(value?.token)), the child last wrote \(Self.describe(expected))"
+            )
         }
-        if let bytes = value?.selfCheckingBytes, let problem = SelfCheckingPayload.problem(in: bytes, expectedKey: key) {
+        if let bytes = value?.selfCheckingBytes, let problem = SelfCheckingPayload.problem(in: bytes, expectedKey: key)
+        {
             try violation("reading own \(key): \(problem)")
         }
     }

@@ -26,7 +26,8 @@ enum StressOperation: Sendable {
 
     /// The next operation of `workload`. `mixed` weighs them 35% set, 25% own read, 20% read of
     /// another child's key, 8% removal, 10% increment and 2% trim.
-    static func choose(for workload: StressWorkload, using random: inout some RandomNumberGenerator) -> StressOperation {
+    static func choose(for workload: StressWorkload, using random: inout some RandomNumberGenerator) -> StressOperation
+    {
         guard workload == .mixed else { return .increment }
         switch Int.random(in: 0..<100, using: &random) {
         case ..<35: return .set

@@ -55,16 +55,32 @@ enum ScriptParser {
             guard afterOp == nil || afterOp!.allSatisfy({ $0 == " " }) else { throw fail("\(op) takes no arguments") }
         }
         switch op {
-        case "set-int32": let (k, v) = try numeric(Int32.self); return .setInt32(k, v)
-        case "set-uint32": let (k, v) = try numeric(UInt32.self); return .setUInt32(k, v)
-        case "set-int64": let (k, v) = try numeric(Int64.self); return .setInt64(k, v)
-        case "set-uint64": let (k, v) = try numeric(UInt64.self); return .setUInt64(k, v)
-        case "set-double": let (k, v) = try numeric(Double.self); return .setDouble(k, v)
-        case "set-float": let (k, v) = try numeric(Float.self); return .setFloat(k, v)
-        case "incr-int64": let (k, v) = try numeric(Int64.self); return .incrementInt64(k, v)
+        case "set-int32":
+            let (k, v) = try numeric(Int32.self)
+            return .setInt32(k, v)
+        case "set-uint32":
+            let (k, v) = try numeric(UInt32.self)
+            return .setUInt32(k, v)
+        case "set-int64":
+            let (k, v) = try numeric(Int64.self)
+            return .setInt64(k, v)
+        case "set-uint64":
+            let (k, v) = try numeric(UInt64.self)
+            return .setUInt64(k, v)
+        case "set-double":
+            let (k, v) = try numeric(Double.self)
+            return .setDouble(k, v)
+        case "set-float":
+            let (k, v) = try numeric(Float.self)
+            return .setFloat(k, v)
+        case "incr-int64":
+            let (k, v) = try numeric(Int64.self)
+            return .incrementInt64(k, v)
         case "set-bool":
             let (key, text) = try keyAndValue()
-            guard let value = ValueType.parseBool(String(text)) else { throw fail("set-bool: '\(text)' is not true or false") }
+            guard let value = ValueType.parseBool(String(text)) else {
+                throw fail("set-bool: '\(text)' is not true or false")
+            }
             return .setBool(key, value)
         case "set-string":
             let (key, text) = try keyAndValue()
@@ -77,8 +93,12 @@ enum ScriptParser {
             let (key, rest) = try key()
             guard rest == nil else { throw fail("remove takes one KEY") }
             return .remove(key)
-        case "clear": try noArguments(); return .clear
-        case "trim": try noArguments(); return .trim
+        case "clear":
+            try noArguments()
+            return .clear
+        case "trim":
+            try noArguments()
+            return .trim
         case "rekey":
             guard let afterOp, !afterOp.isEmpty else { return .rekey(nil) }
             return .rekey(String(afterOp))
@@ -117,7 +137,9 @@ extension ScriptOperation {
             try store.withExclusiveLock { transaction in
                 let current = try transaction.int64(forKey: k) ?? 0
                 let (sum, overflow) = current.addingReportingOverflow(delta)
-                guard !overflow else { throw MappedKVError.invalidArgument("incr-int64 \(k): \(current) + \(delta) overflows Int64") }
+                guard !overflow else {
+                    throw MappedKVError.invalidArgument("incr-int64 \(k): \(current) + \(delta) overflows Int64")
+                }
                 try transaction.set(sum, forKey: k)
             }
         }

@@ -42,7 +42,9 @@ struct StoreOptions: ParsableArguments {
 
     /// The key from whichever option gave it, or nil for a plain store.
     func resolvedKey() throws -> CryptKey? {
-        try KeySource(literal: cryptKey, file: cryptKeyFile, environment: cryptKeyEnv, aes256: aes256, option: "--crypt-key").resolve()
+        try KeySource(
+            literal: cryptKey, file: cryptKeyFile, environment: cryptKeyEnv, aes256: aes256, option: "--crypt-key"
+        ).resolve()
     }
 
     /// Opens the store, read-only or read-write. Damage fails the open unless `recoveryHandler`
@@ -57,7 +59,8 @@ struct StoreOptions: ParsableArguments {
         return try MappedKV(
             id: id, directory: root,
             configuration: Configuration(
-                isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(), recoveryHandler: recoveryHandler),
+                isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
+                recoveryHandler: recoveryHandler),
             logger: logger)
     }
 }
@@ -73,7 +76,9 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
         return try body()
     } catch let error as MappedKVError {
         if case .corrupted(_, let reason) = error, reason != .interruptedWriteBack {
-            printError(error.description + " (`mappedkv verify` shows the damage; `mappedkv repair` recovers what can be verified)")
+            printError(
+                error.description
+                    + " (`mappedkv verify` shows the damage; `mappedkv repair` recovers what can be verified)")
         } else {
             printError(error.description)
         }

@@ -40,7 +40,9 @@ enum ValueType: String, CaseIterable, ExpressibleByArgument {
             guard let value = Hex.decode(text) else { return false }
             try store.set(value, forKey: key)
         case .strings:
-            try store.set(text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map(String.init), forKey: key)
+            try store.set(
+                text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map(String.init),
+                forKey: key)
         case .payload:
             guard let value = Hex.decode(text), !value.isEmpty else { return false }
             try store.set(RawPayload(bytes: value), forKey: key)

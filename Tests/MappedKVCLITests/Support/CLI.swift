@@ -25,7 +25,8 @@ struct CLIResult: Sendable, CustomStringConvertible {
 
     var description: String {
         let how = exitedNormally ? "exit \(status)" : "SIGNAL \(status)"
-        return "mappedkv \(arguments.map { "'\($0)'" }.joined(separator: " ")) -> \(how)\n--- stdout:\n\(stdout)--- stderr:\n\(stderr)---"
+        return
+            "mappedkv \(arguments.map { "'\($0)'" }.joined(separator: " ")) -> \(how)\n--- stdout:\n\(stdout)--- stderr:\n\(stderr)---"
     }
 }
 
@@ -65,8 +66,10 @@ enum CLI {
 
         for candidate in candidates {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate.path) {
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
+                !isDirectory.boolValue,
+                FileManager.default.isExecutableFile(atPath: candidate.path)
+            {
                 return .success(candidate)
             }
         }
@@ -87,7 +90,9 @@ enum CLI {
     /// fill a pipe and block the child, and a child that exits without reading its input cannot
     /// break a pipe in the test process.
     @discardableResult
-    static func run(_ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]) throws -> CLIResult {
+    static func run(
+        _ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]
+    ) throws -> CLIResult {
         let binary = try binary.get()
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
@@ -143,8 +148,9 @@ enum CLI {
         let result = try run(arguments, stdin: stdin)
         #expect(result.exitedNormally, "the process crashed: \(result)", sourceLocation: sourceLocation)
         #expect(result.failedCleanly, "expected a non-zero exit: \(result)", sourceLocation: sourceLocation)
-        #expect(!result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
-                "expected a message on stderr: \(result)", sourceLocation: sourceLocation)
+        #expect(
+            !result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
+            "expected a message on stderr: \(result)", sourceLocation: sourceLocation)
         return result
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import MappedKVCrypto
-@testable import MappedKV
 import Synchronization
 import Testing
+
+@testable import MappedKV
 
 /// Crash simulation: replays the writes a store made during a seeded random workload and opens
 /// the files a crash at every point would leave.
@@ -21,13 +22,22 @@ struct CrashSimulationTests {
     static func key(encrypted: Bool) -> CryptKey? { encrypted ? CryptKey(Array("crash-simulation".utf8)) : nil }
 
     /// Opens the store in `directory` with a handler that logs events and answers `decision`.
-    static func open(_ directory: String, key: CryptKey?, events: EventLog, decision: RecoveryDecision) throws -> MappedKV {
-        try MappedKV(id: "s", directory: directory, configuration: Configuration(
-            cryptKey: key, recoveryHandler: { events.append($0); return decision }))
+    static func open(
+        _ directory: String, key: CryptKey?, events: EventLog, decision: RecoveryDecision
+    ) throws -> MappedKV {
+        try MappedKV(
+            id: "s", directory: directory,
+            configuration: Configuration(
+                cryptKey: key,
+                recoveryHandler: {
+                    events.append($0)
+                    return decision
+                }))
     }
 
-    @Test("process kill at every write and every torn meta store loses no acknowledged operation",
-          arguments: [false, true], seeds)
+    @Test(
+        "process kill at every write and every torn meta store loses no acknowledged operation",
+        arguments: [false, true], seeds)
     func processKill(encrypted: Bool, seed: UInt64) throws {
         let recording = TemporaryDirectory("kill-rec")
         let replay = TemporaryDirectory("kill-replay")
@@ -55,7 +65,9 @@ struct CrashSimulationTests {
             // Operation `acknowledged` may have been in flight: its effect may or may not be there.
             let candidates = workload.states[acknowledged...].prefix(2)
             if !candidates.contains(loaded) {
-                failures.append("\(label): loaded \(loaded.count) keys, matching neither the state after \(acknowledged) operations nor the next")
+                failures.append(
+                    "\(label): loaded \(loaded.count) keys, matching neither the state after \(acknowledged) operations nor the next"
+                )
             }
         }
 
@@ -75,8 +87,9 @@ struct CrashSimulationTests {
         CrashSimulationTally.shared.add("process-kill cut points", cutPoints)
     }
 
-    @Test("power loss: unflushed pages lost in any combination never invent a value",
-          arguments: [false, true], seeds)
+    @Test(
+        "power loss: unflushed pages lost in any combination never invent a value",
+        arguments: [false, true], seeds)
     func tornPages(encrypted: Bool, seed: UInt64) throws {
         let recording = TemporaryDirectory("torn-rec")
         let replay = TemporaryDirectory("torn-replay")
@@ -86,7 +99,8 @@ struct CrashSimulationTests {
         var random = SplitMix64(seed: seed &* 7919)
         var current = FileImage()
         var durable = FileImage()  // what each file held at its last flush
-        var cases = 0, damageReports = 0
+        var cases = 0
+        var damageReports = 0
         var failures: [String] = []
 
         for (index, write) in workload.writes.enumerated() {
@@ -169,7 +183,10 @@ final class CrashSimulationTally: Sendable {
     static let shared = CrashSimulationTally()
     private let totals = Mutex<[String: Int]>([:])
     func add(_ model: String, _ count: Int) {
-        let sum = totals.withLock { $0[model, default: 0] += count; return $0[model, default: 0] }
+        let sum = totals.withLock {
+            $0[model, default: 0] += count
+            return $0[model, default: 0]
+        }
         if ProcessInfo.processInfo.environment["MAPPEDKV_TALLY"] != nil { print("tally: \(model) so far: \(sum)") }
     }
 }

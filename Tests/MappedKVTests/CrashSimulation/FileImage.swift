@@ -1,5 +1,6 @@
 import Foundation
 import MappedKVCrypto
+
 @testable import MappedKV
 
 /// The bytes of a store's three files (data, meta, write-back journal) as a replay of recorded
@@ -30,7 +31,11 @@ struct FileImage: Equatable {
     }
 
     private static func resize(_ file: inout [UInt8], to size: Int) {
-        if size < file.count { file.removeLast(file.count - size) } else { file += [UInt8](repeating: 0, count: size - file.count) }
+        if size < file.count {
+            file.removeLast(file.count - size)
+        } else {
+            file += [UInt8](repeating: 0, count: size - file.count)
+        }
     }
 
     /// Writes the image as store `id` in `directory`, replacing whatever is there.

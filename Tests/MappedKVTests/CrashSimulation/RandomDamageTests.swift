@@ -1,8 +1,9 @@
 import Foundation
 import MappedKVCrypto
 import MappedKVFormat
-@testable import MappedKV
 import Testing
+
+@testable import MappedKV
 
 /// Random damage to a store's files: bit flips, truncations, extensions, zeroed pages, garbage,
 /// short or missing meta, absurd sizes, for plain and encrypted stores. For every case the open
@@ -24,14 +25,17 @@ struct RandomDamageTests {
         let recording = TemporaryDirectory("damage-rec")
         let replay = TemporaryDirectory("damage-replay")
         let key = encrypted ? CryptKey(Array("random-damage".utf8)) : nil
-        let workload = try RecordedWorkload.record(in: recording.path, key: key, seed: encrypted ? 5 : 3, operations: 120)
+        let workload = try RecordedWorkload.record(
+            in: recording.path, key: key, seed: encrypted ? 5 : 3, operations: 120)
         let original = try #require(workload.states.last)
         let history = workload.history
         let data = try #require(fileBytes(recording.file("s")))
         let meta = try #require(fileBytes(recording.file("s.crc")))
         var random = SplitMix64(seed: encrypted ? 0xDA_A6E : 0xDA_A6F)
         var failures: [String] = []
-        var told = 0, uncovered = 0, recovered = 0
+        var told = 0
+        var uncovered = 0
+        var recovered = 0
 
         for number in 0..<Self.casesPerMode {
             let damage = Damage.allCases[Int(random.next() % UInt64(Damage.allCases.count))]
@@ -39,17 +43,26 @@ struct RandomDamageTests {
             var damagedMeta: [UInt8]? = meta
             // Whether the damage hit a meta field no checksum covers (see `damageMeta`).
             var hitsUncoveredField = false
-            Self.apply(damage, data: &damagedData, meta: &damagedMeta, encrypted: encrypted,
-                       uncovered: &hitsUncoveredField, &random)
+            Self.apply(
+                damage, data: &damagedData, meta: &damagedMeta, encrypted: encrypted,
+                uncovered: &hitsUncoveredField, &random)
             if hitsUncoveredField { uncovered += 1 }
             try Self.materialize(data: damagedData, meta: damagedMeta, in: replay.path)
-            let decision: RecoveryDecision = switch random.next() % 10 { case 0..<7: .recover; case 7, 8: .discard; default: .fail }
+            let decision: RecoveryDecision =
+                switch random.next() % 10 {
+                case 0..<7: .recover
+                case 7, 8: .discard
+                default: .fail
+                }
             let readOnly = random.next() % 5 == 0
             let events = EventLog()
             let label = "case \(number) (\(damage), \(decision)\(readOnly ? ", read-only" : ""))"
             let configuration = Configuration(
                 isReadOnly: readOnly, isMultiProcess: random.next() % 3 == 0, cryptKey: key,
-                recoveryHandler: { events.append($0); return decision })
+                recoveryHandler: {
+                    events.append($0)
+                    return decision
+                })
             var store: MappedKV?
             do {
                 store = try MappedKV(id: "s", directory: replay.path, configuration: configuration)
@@ -76,8 +89,9 @@ struct RandomDamageTests {
                 }
                 if !events.all.isEmpty && !readOnly {
                     recovered += 1
-                    try Self.checkQuarantineAndReopen(replay.path, key: key, data: damagedData, meta: damagedMeta,
-                                                      loaded: loaded, label: label, failures: &failures)
+                    try Self.checkQuarantineAndReopen(
+                        replay.path, key: key, data: damagedData, meta: damagedMeta,
+                        loaded: loaded, label: label, failures: &failures)
                 }
             }
             // Sound files may be grown to whole pages by a read-write open; damaged ones may change
@@ -112,8 +126,14 @@ struct RandomDamageTests {
             failures.append("\(label): the copy differs from the damaged files")
         }
         let again = EventLog()
-        let reopened = try MappedKV(id: "s", directory: directory, configuration: Configuration(
-            cryptKey: key, recoveryHandler: { again.append($0); return .fail }))
+        let reopened = try MappedKV(
+            id: "s", directory: directory,
+            configuration: Configuration(
+                cryptKey: key,
+                recoveryHandler: {
+                    again.append($0)
+                    return .fail
+                }))
         if try contents(of: reopened) != loaded || !again.all.isEmpty {
             failures.append("\(label): the recovered store does not reopen as recovered: \(again.all)")
         }
@@ -130,12 +150,15 @@ struct RandomDamageTests {
             guard var bytes = data, !bytes.isEmpty else { return }
             // Mostly inside the used region, where flips matter.
             let used = min(bytes.count, 8192)
-            for _ in 0...index(8) { bytes[index(random.next() % 4 == 0 ? bytes.count : used)] ^= UInt8(1) << UInt8(index(8)) }
+            for _ in 0...index(8) {
+                bytes[index(random.next() % 4 == 0 ? bytes.count : used)] ^= UInt8(1) << UInt8(index(8))
+            }
             data = bytes
         case .metaBitFlips:
             guard var bytes = meta else { return }
             for _ in 0...index(4) {
-                let offset = index(MetaInfo.size), bit = index(8)
+                let offset = index(MetaInfo.size)
+                let bit = index(8)
                 bytes[offset] ^= UInt8(1) << UInt8(bit)
                 uncovered = uncovered || isUncovered(offset: offset, bit: bit, encrypted: encrypted)
             }
@@ -144,15 +167,23 @@ struct RandomDamageTests {
             data = data.map { Array($0.prefix(index($0.count))) }
         case .extendedData:
             let extra = index(8192) + 1
-            data = data.map { $0 + (random.next() % 2 == 0 ? [UInt8](repeating: 0, count: extra) : (0..<extra).map { _ in UInt8(truncatingIfNeeded: random.next()) }) }
+            data = data.map {
+                $0
+                    + (random.next() % 2 == 0
+                        ? [UInt8](repeating: 0, count: extra)
+                        : (0..<extra).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+            }
         case .zeroedPage:
             guard var bytes = data, !bytes.isEmpty else { return }
             let start = index(bytes.count) / 4096 * 4096
-            bytes.replaceSubrange(start..<min(start + 4096, bytes.count), with: [UInt8](repeating: 0, count: min(4096, bytes.count - start)))
+            bytes.replaceSubrange(
+                start..<min(start + 4096, bytes.count),
+                with: [UInt8](repeating: 0, count: min(4096, bytes.count - start)))
             data = bytes
         case .garbageRange:
             guard var bytes = data, bytes.count > 8 else { return }
-            let start = 4 + index(min(bytes.count - 4, 4096)), length = min(index(64) + 1, bytes.count - start)
+            let start = 4 + index(min(bytes.count - 4, 4096))
+            let length = min(index(64) + 1, bytes.count - start)
             for offset in start..<(start + length) { bytes[offset] = UInt8(truncatingIfNeeded: random.next()) }
             data = bytes
         case .garbageMeta:
@@ -164,7 +195,8 @@ struct RandomDamageTests {
         case .absurdSizes:
             guard var bytes = meta else { return }
             let field = random.next() % 2 == 0 ? MetaInfo.Offset.actualSize : MetaInfo.Offset.lastConfirmedActualSize
-            let value: UInt32 = random.next() % 2 == 0 ? UInt32.max - UInt32(index(8)) : UInt32(truncatingIfNeeded: random.next())
+            let value: UInt32 =
+                random.next() % 2 == 0 ? UInt32.max - UInt32(index(8)) : UInt32(truncatingIfNeeded: random.next())
             withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(field..<(field + 4), with: $0) }
             meta = bytes
         case .missingMeta: meta = nil

@@ -65,16 +65,22 @@ enum LoadAssessment {
     ///
     /// A CRC-valid region that does not decode is damage too, never an empty store.
     /// Pure: reads the bytes it is given and nothing else.
-    static func assess(dataFile: UnsafeRawBufferPointer, metaFile: UnsafeRawBufferPointer, key: CryptKey?) -> LoadAssessment {
+    static func assess(
+        dataFile: UnsafeRawBufferPointer, metaFile: UnsafeRawBufferPointer, key: CryptKey?
+    ) -> LoadAssessment {
         let assessment = assess(dataFile: dataFile, storedMeta: parseMeta(metaFile), key: key)
         // A meta file cut short of the struct (an empty one is a new store's) is damage even when
         // the bytes that remain describe the data: report it, proposing what they vouch for.
-        guard metaFile.count > 0, metaFile.count < MetaInfo.size, case .sound(let region) = assessment else { return assessment }
+        guard metaFile.count > 0, metaFile.count < MetaInfo.size, case .sound(let region) = assessment else {
+            return assessment
+        }
         var kept = region
         kept.repair = nil
-        let proposal = RecoveryProposal(basis: .currentCRC, keptBytes: region.plain.count, keptRecords: region.recordCount,
-                                        keptKeys: region.index.count, droppedBytes: 0, droppedRecords: 0, droppedKeys: [])
-        let reason = CorruptionReason.metaUnreadable("the meta file is \(metaFile.count) bytes, shorter than the \(MetaInfo.size)-byte meta struct")
+        let proposal = RecoveryProposal(
+            basis: .currentCRC, keptBytes: region.plain.count, keptRecords: region.recordCount,
+            keptKeys: region.index.count, droppedBytes: 0, droppedRecords: 0, droppedKeys: [])
+        let reason = CorruptionReason.metaUnreadable(
+            "the meta file is \(metaFile.count) bytes, shorter than the \(MetaInfo.size)-byte meta struct")
         return .damaged(DamageFinding(kind: .metaMissing, reason: reason, proposal: proposal, kept: kept))
     }
 
@@ -82,7 +88,9 @@ enum LoadAssessment {
     static func parseMeta(_ metaFile: UnsafeRawBufferPointer) -> MetaInfo {
         if metaFile.count >= MetaInfo.size, let info = try? MetaInfo(parsing: metaFile) { return info }
         var padded = [UInt8](repeating: 0, count: MetaInfo.size)
-        padded.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: metaFile.prefix(MetaInfo.size))) }
+        padded.withUnsafeMutableBytes {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: metaFile.prefix(MetaInfo.size)))
+        }
         return (try? MetaInfo(parsing: padded)) ?? MetaInfo()
     }
 
@@ -92,13 +100,19 @@ enum LoadAssessment {
         let header = RegionValidator.header(of: dataFile)
         let fileSize = dataFile.count
         let capacity = max(0, fileSize - 4)
-        let stored = fileSize > 4 ? UnsafeRawBufferPointer(rebasing: dataFile[4...]) : UnsafeRawBufferPointer(start: nil, count: 0)
-        let empty = SoundRegion(meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0, cipher: key.map { StoreCore.stream(for: meta, key: $0) }, repair: nil)
+        let stored =
+            fileSize > 4
+            ? UnsafeRawBufferPointer(rebasing: dataFile[4...]) : UnsafeRawBufferPointer(start: nil, count: 0)
+        let empty = SoundRegion(
+            meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0,
+            cipher: key.map { StoreCore.stream(for: meta, key: $0) }, repair: nil)
 
         if RegionValidator.isBlankMetaOverData(meta: meta, dataFile: dataFile) {
-            let proposal = RecoveryProposal(basis: .nothing, keptBytes: 0, keptRecords: 0, keptKeys: 0,
-                                            droppedBytes: capacity, droppedRecords: 0, droppedKeys: [])
-            return .damaged(DamageFinding(kind: .metaMissing, reason: .metaFileMissing, proposal: proposal, kept: blank(empty)))
+            let proposal = RecoveryProposal(
+                basis: .nothing, keptBytes: 0, keptRecords: 0, keptKeys: 0,
+                droppedBytes: capacity, droppedRecords: 0, droppedKeys: [])
+            return .damaged(
+                DamageFinding(kind: .metaMissing, reason: .metaFileMissing, proposal: proposal, kept: blank(empty)))
         }
         let size = RegionValidator.actualSize(meta: meta, header: header)
         if fileSize == 0 && size == 0 { return .sound(empty) }
@@ -110,18 +124,22 @@ enum LoadAssessment {
         var computed: UInt32 = 0
         if lengthIsValid {
             computed = crc(size)
-            if computed == meta.crcDigest { return decodeStrictly(stored[0..<size], meta: meta, header: header, key: key, repair: nil) }
+            if computed == meta.crcDigest {
+                return decodeStrictly(stored[0..<size], meta: meta, header: header, key: key, repair: nil)
+            }
         }
         // MMKV 7.3a: the header holds the size the CRC covers.
         let headerSize = Int(header)
-        if meta.holdsActualSize, headerSize != size, headerSize > 0, fits(headerSize), crc(headerSize) == meta.crcDigest {
+        if meta.holdsActualSize, headerSize != size, headerSize > 0, fits(headerSize), crc(headerSize) == meta.crcDigest
+        {
             var repaired = meta
             repaired.actualSize = header
             return decodeStrictly(stored[0..<headerSize], meta: repaired, header: header, key: key, repair: .headerSize)
         }
 
         let scan = RegionScan(stored: stored, meta: meta, key: key)
-        let reason: CorruptionReason = lengthIsValid
+        let reason: CorruptionReason =
+            lengthIsValid
             ? .crcMismatch(stored: meta.crcDigest, computed: computed)
             : .lengthOutOfRange(actualSize: size, fileSize: fileSize)
         let kind: DamageKind = lengthIsValid ? .crcMismatch : .lengthError
@@ -133,11 +151,13 @@ enum LoadAssessment {
             if meta.holdsActualSize, end > size, scan.crc(atBoundary: size) != nil {
                 var repaired = meta
                 repaired.actualSize = UInt32(end)
-                return decodeStrictly(stored[0..<end], meta: repaired, header: header, key: key, repair: .interruptedAppend)
+                return decodeStrictly(
+                    stored[0..<end], meta: repaired, header: header, key: key, repair: .interruptedAppend)
             }
             (keep, basis) = (end, .currentCRC)
         } else if meta.holdsActualSize, case let last = Int(meta.lastConfirmedActualSize), last > 0,
-                  scan.crc(atBoundary: last) == meta.lastConfirmedCRC {
+            scan.crc(atBoundary: last) == meta.lastConfirmedCRC
+        {
             (keep, basis) = (last, .lastConfirmed)
         } else {
             (keep, basis) = (0, .nothing)
@@ -146,7 +166,10 @@ enum LoadAssessment {
         var repaired = meta
         repaired.actualSize = UInt32(keep)
         repaired.crcDigest = crc(keep)
-        guard case .sound(let kept) = decodeStrictly(stored[0..<keep], meta: repaired, header: header, key: key, repair: nil) else {
+        guard
+            case .sound(let kept) = decodeStrictly(
+                stored[0..<keep], meta: repaired, header: header, key: key, repair: nil)
+        else {
             // The verified bytes decode but are not plausible plain text: the key is wrong.
             return .damaged(wrongKey(reason: reason, droppedBytes: max(claimedEnd, keep), empty: empty))
         }
@@ -168,8 +191,9 @@ enum LoadAssessment {
         if let cipher { plain.withUnsafeMutableBytes { cipher.decrypt($0) } }
         var index = KeyIndex()
         let (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: plain, start: 0)
-        let region = SoundRegion(meta: meta, header: header, plain: plain, index: index,
-                                 recordCount: summary.recordCount, cipher: cipher, repair: repair)
+        let region = SoundRegion(
+            meta: meta, header: header, plain: plain, index: index,
+            recordCount: summary.recordCount, cipher: cipher, repair: repair)
         let implausible = plain.withUnsafeBytes(RegionValidator.implausibleHolder)
         // With a key, undecodable or implausible plain text (a holder MMKV never writes, keys that
         // are not text) means the key is wrong; without one, garbage from the very first record
@@ -177,7 +201,8 @@ enum LoadAssessment {
         let keyCheck: FormatError? = key == nil ? nil : implausible ?? (hasNonUTF8Key ? .invalidUTF8 : nil)
         guard let error = summary.error ?? keyCheck else { return .sound(region) }
         let suspectsKey = key != nil || summary.recordCount == 0
-        let empty = SoundRegion(meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0, cipher: nil, repair: nil)
+        let empty = SoundRegion(
+            meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0, cipher: nil, repair: nil)
         if suspectsKey {
             return .damaged(wrongKey(reason: .undecodable(error), droppedBytes: plain.count, empty: empty))
         }
@@ -188,19 +213,23 @@ enum LoadAssessment {
         keptPlain = keptSummary.error == nil ? keptPlain : []
         var keptMeta = meta
         keptMeta.actualSize = UInt32(keptPlain.count)
-        keptMeta.crcDigest = CRC32.update(0, UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(rebasing: stored)[0..<keptPlain.count]))
-        let kept = SoundRegion(meta: keptMeta, header: header, plain: keptPlain, index: keptSummary.error == nil ? keptIndex : KeyIndex(),
-                               recordCount: keptSummary.recordCount, cipher: nil, repair: nil)
+        keptMeta.crcDigest = CRC32.update(
+            0, UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(rebasing: stored)[0..<keptPlain.count]))
+        let kept = SoundRegion(
+            meta: keptMeta, header: header, plain: keptPlain, index: keptSummary.error == nil ? keptIndex : KeyIndex(),
+            recordCount: keptSummary.recordCount, cipher: nil, repair: nil)
         let proposal = RecoveryProposal(
-            basis: .decodablePrefix, keptBytes: kept.plain.count, keptRecords: kept.recordCount, keptKeys: kept.index.count,
+            basis: .decodablePrefix, keptBytes: kept.plain.count, keptRecords: kept.recordCount,
+            keptKeys: kept.index.count,
             droppedBytes: plain.count - kept.plain.count, droppedRecords: 0, droppedKeys: [])
         return .damaged(DamageFinding(kind: .undecodable, reason: .undecodable(error), proposal: proposal, kept: kept))
     }
 
     /// Damage that points at the wrong key: nothing is worth keeping.
     private static func wrongKey(reason: CorruptionReason, droppedBytes: Int, empty: SoundRegion) -> DamageFinding {
-        let proposal = RecoveryProposal(basis: .nothing, keptBytes: 0, keptRecords: 0, keptKeys: 0,
-                                        droppedBytes: droppedBytes, droppedRecords: 0, droppedKeys: [])
+        let proposal = RecoveryProposal(
+            basis: .nothing, keptBytes: 0, keptRecords: 0, keptKeys: 0,
+            droppedBytes: droppedBytes, droppedRecords: 0, droppedKeys: [])
         return DamageFinding(kind: .wrongKeySuspected, reason: reason, proposal: proposal, kept: blank(empty))
     }
 

@@ -54,7 +54,8 @@ struct RegionScan {
 
     /// The CRC at `end` if it is a boundary.
     func crc(atBoundary end: Int) -> UInt32? {
-        var low = 0, high = boundaries.count
+        var low = 0
+        var high = boundaries.count
         while low < high {
             let middle = (low + high) / 2
             if boundaries[middle].end < end { low = middle + 1 } else { high = middle }

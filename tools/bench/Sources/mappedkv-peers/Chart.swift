@@ -21,14 +21,18 @@ struct SVG {
         }
     }
 
-    mutating func line(x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dashed: Bool = false) {
-        elements.append("<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(stroke)\" "
-            + "stroke-width=\"\(n(width))\"\(dashed ? " stroke-dasharray=\"4 3\"" : "")/>")
+    mutating func line(
+        x1: Double, y1: Double, x2: Double, y2: Double, stroke: String, width: Double = 1, dashed: Bool = false
+    ) {
+        elements.append(
+            "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(stroke)\" "
+                + "stroke-width=\"\(n(width))\"\(dashed ? " stroke-dasharray=\"4 3\"" : "")/>")
     }
 
     mutating func polyline(_ points: [(Double, Double)], stroke: String, width: Double = 2) {
         let list = points.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ")
-        elements.append("<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(n(width))\"/>")
+        elements.append(
+            "<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(n(width))\"/>")
     }
 
     mutating func circle(x: Double, y: Double, radius: Double, fill: String, tooltip: String? = nil) {
@@ -42,7 +46,8 @@ struct SVG {
         _ string: String, x: Double, y: Double, size: Double = 12, anchor: Anchor = .start,
         bold: Bool = false, fill: String = "#222222", rotation: Double? = nil
     ) {
-        var attributes = "x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" text-anchor=\"\(anchor.rawValue)\" fill=\"\(fill)\""
+        var attributes =
+            "x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" text-anchor=\"\(anchor.rawValue)\" fill=\"\(fill)\""
         if bold { attributes += " font-weight=\"bold\"" }
         if let rotation { attributes += " transform=\"rotate(\(n(rotation)) \(n(x)) \(n(y)))\"" }
         elements.append("<text \(attributes)>\(Self.escape(string))</text>")
@@ -78,8 +83,10 @@ struct LogScale {
     /// The smallest whole-decade range holding every finite positive value.
     init(covering values: [Double], pixelLow: Double, pixelHigh: Double) {
         let usable = values.filter { $0.isFinite && $0 > 0 }
-        let minimum = usable.min() ?? 1, maximum = usable.max() ?? 10
-        let lowExponent = floor(log10(minimum)), highExponent = max(ceil(log10(maximum)), lowExponent + 1)
+        let minimum = usable.min() ?? 1
+        let maximum = usable.max() ?? 10
+        let lowExponent = floor(log10(minimum))
+        let highExponent = max(ceil(log10(maximum)), lowExponent + 1)
         low = pow(10, lowExponent)
         high = pow(10, highExponent)
         self.pixelLow = pixelLow

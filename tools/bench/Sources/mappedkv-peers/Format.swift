@@ -17,7 +17,9 @@ enum Format {
     /// A ratio: "214x", "14.2x", "0.73x".
     static func ratio(_ value: Double) -> String {
         guard value.isFinite else { return "-" }
-        return value >= 100 ? String(format: "%.0fx", value) : value >= 1 ? String(format: "%.1fx", value) : String(format: "%.2fx", value)
+        return value >= 100
+            ? String(format: "%.0fx", value)
+            : value >= 1 ? String(format: "%.1fx", value) : String(format: "%.2fx", value)
     }
 
     /// A duration with a unit chosen for its size: "350 ns", "1.1 µs", "12 µs", "3.4 ms", "1.2 s".
@@ -38,7 +40,8 @@ enum Format {
 
     /// Splits `text` into lines of at most `width` characters, at spaces.
     static func wrap(_ text: String, width: Int) -> [String] {
-        var lines: [String] = [], current = ""
+        var lines: [String] = []
+        var current = ""
         for word in text.split(separator: " ") {
             if !current.isEmpty && current.count + 1 + word.count > width {
                 lines.append(current)

@@ -102,10 +102,13 @@ final class LMDBStore: BenchStore {
         defer { mdb_cursor_close(cursor) }
         var result = LoadedEntries(count: 0, sum: 0)
         var sum: Int64 = 0
-        var key = MDB_val(), value = MDB_val()
+        var key = MDB_val()
+        var value = MDB_val()
         var rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
         while rc == MDB_SUCCESS {
-            guard value.mv_size == 4, let data = value.mv_data else { throw BenchError("LMDB: a value in the scan is not 4 bytes") }
+            guard value.mv_size == 4, let data = value.mv_data else {
+                throw BenchError("LMDB: a value in the scan is not 4 bytes")
+            }
             sum &+= Int64(Int32(littleEndian: data.loadUnaligned(as: Int32.self)))
             result.count += 1
             rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
@@ -129,7 +132,8 @@ final class LMDBStore: BenchStore {
     private func put(key: String, value: UnsafeRawBufferPointer) throws {
         try key.withUTF8Bytes { keyBytes in
             let txn = try beginWrite()
-            var k = Self.value(keyBytes), v = Self.value(value)
+            var k = Self.value(keyBytes)
+            var v = Self.value(value)
             let rc = mdb_put(txn, dbi, &k, &v, 0)
             guard rc == MDB_SUCCESS else {
                 mdb_txn_abort(txn)
@@ -146,7 +150,8 @@ final class LMDBStore: BenchStore {
         try key.withUTF8Bytes { keyBytes in
             try Self.check(mdb_txn_renew(readTransaction), "mdb_txn_renew")
             defer { mdb_txn_reset(readTransaction) }
-            var k = Self.value(keyBytes), v = MDB_val()
+            var k = Self.value(keyBytes)
+            var v = MDB_val()
             let rc = mdb_get(readTransaction, dbi, &k, &v)
             if rc == MDB_NOTFOUND { return nil }
             guard rc == MDB_SUCCESS else { throw Self.failure(rc, "mdb_get") }
@@ -162,7 +167,8 @@ final class LMDBStore: BenchStore {
         guard let env = created else { throw BenchError("LMDB: mdb_env_create returned no environment") }
         do {
             try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
-            try check(mdb_env_open(env, directory, UInt32(MDB_NOSYNC | MDB_NOMETASYNC), 0o644), "mdb_env_open \(directory)")
+            try check(
+                mdb_env_open(env, directory, UInt32(MDB_NOSYNC | MDB_NOMETASYNC), 0o644), "mdb_env_open \(directory)")
         } catch {
             mdb_env_close(env)
             throw error

@@ -10,12 +10,14 @@ struct Machine {
 
     static func current() -> Machine {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let cpu = cpuinfo.split(separator: "\n")
+        let cpu =
+            cpuinfo.split(separator: "\n")
             .first { $0.hasPrefix("model name") }
             .flatMap { $0.split(separator: ":", maxSplits: 1).last }
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
         let meminfo = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)) ?? ""
-        let memoryKiB = meminfo.split(separator: "\n")
+        let memoryKiB =
+            meminfo.split(separator: "\n")
             .first { $0.hasPrefix("MemTotal:") }
             .flatMap { $0.split(separator: " ").dropFirst().first }
             .flatMap { Double($0) } ?? 0

@@ -37,7 +37,8 @@ enum MemoryProbe {
     }
 
     /// The parent's side: runs the child on the (closed) store `id` in `directory`.
-    static func measure(directory: String, id: String) throws -> (memory: ResidentMemory, storeFilesKiB: Int, keys: Int) {
+    static func measure(directory: String, id: String) throws -> (memory: ResidentMemory, storeFilesKiB: Int, keys: Int)
+    {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let child = Process()
         child.executableURL = URL(fileURLWithPath: executable)

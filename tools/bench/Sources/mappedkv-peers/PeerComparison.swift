@@ -24,7 +24,9 @@ struct PeerComparison {
                 let start = Clock.nanoseconds()
                 let result = try kind.run(data: data, n: keyCount(kind), directory: directory)
                 try Scratch.remove(directory)
-                for (workload, value) in result.nanoseconds { results.samples[kind, default: [:]][workload, default: []].append(value) }
+                for (workload, value) in result.nanoseconds {
+                    results.samples[kind, default: [:]][workload, default: []].append(value)
+                }
                 results.diskBytes[kind, default: []].append(Double(result.diskBytes))
                 line += " \(kind.displayName) \(Format.duration(nanoseconds: Double(Clock.nanoseconds() - start)))"
             }
@@ -66,7 +68,8 @@ struct PeerResults {
         out += "Machine: \(machine.summary)\n\n"
         for kind in stores { out += "- **\(kind.displayName)**: \(kind.setup)\n" }
         if let capped = stores.first(where: { (keyCounts[$0] ?? n) < n }) {
-            out += "- **\(capped.displayName)** ran with N = \(Format.grouped(Double(keyCounts[capped] ?? n))), not "
+            out +=
+                "- **\(capped.displayName)** ran with N = \(Format.grouped(Double(keyCounts[capped] ?? n))), not "
                 + "\(Format.grouped(Double(n))): every set and remove searches a list of keys linearly "
                 + "(CFArrayContainsValue under _CFApplicationPreferencesSet/Remove, over 90% of its time in perf), so they slow down "
                 + "in proportion to N and its figures are lower than they would be at N = \(Format.grouped(Double(n))).\n"
@@ -75,14 +78,20 @@ struct PeerResults {
         out += "| workload | " + stores.map(heading).joined(separator: " | ") + " |\n"
         out += "|---|" + stores.map { _ in "---:|" }.joined() + "\n"
         for workload in Workload.allCases where workload.isPerOperation {
-            out += "| \(workload.rawValue) (ns/op) | " + stores.map { Format.grouped(median($0, workload)) }.joined(separator: " | ") + " |\n"
+            out +=
+                "| \(workload.rawValue) (ns/op) | "
+                + stores.map { Format.grouped(median($0, workload)) }.joined(separator: " | ") + " |\n"
         }
-        out += "| reopen_load (ms per reopen) | "
+        out +=
+            "| reopen_load (ms per reopen) | "
             + stores.map { Format.fixed(median($0, .reopenLoad) / 1e6, 2) }.joined(separator: " | ") + " |\n"
-        out += "| reopen_load (ns per key) | "
+        out +=
+            "| reopen_load (ns per key) | "
             + stores.map { Format.grouped(perOperation($0, .reopenLoad)) }.joined(separator: " | ") + " |\n"
-        out += "| files of the reopen_load store (KiB) | "
-            + stores.map { Format.grouped(Statistics.median(diskBytes[$0] ?? [.nan]) / 1024) }.joined(separator: " | ") + " |\n"
+        out +=
+            "| files of the reopen_load store (KiB) | "
+            + stores.map { Format.grouped(Statistics.median(diskBytes[$0] ?? [.nan]) / 1024) }.joined(separator: " | ")
+            + " |\n"
 
         if stores.contains(.mappedkv), stores.count > 1 {
             let peers = stores.filter { $0 != .mappedkv }
@@ -90,9 +99,11 @@ struct PeerResults {
             out += "| workload | " + peers.map { "\($0.displayName)/MappedKV" }.joined(separator: " | ") + " |\n"
             out += "|---|" + peers.map { _ in "---:|" }.joined() + "\n"
             for workload in Workload.allCases {
-                out += "| \(workload.rawValue) | " + peers.map {
-                    Format.ratio(perOperation($0, workload) / perOperation(.mappedkv, workload))
-                }.joined(separator: " | ") + " |\n"
+                out +=
+                    "| \(workload.rawValue) | "
+                    + peers.map {
+                        Format.ratio(perOperation($0, workload) / perOperation(.mappedkv, workload))
+                    }.joined(separator: " | ") + " |\n"
             }
         }
 
@@ -100,9 +111,11 @@ struct PeerResults {
         out += "| workload | " + stores.map(\.displayName).joined(separator: " | ") + " |\n"
         out += "|---|" + stores.map { _ in "---:|" }.joined() + "\n"
         for workload in Workload.allCases {
-            out += "| \(workload.rawValue) | " + stores.map {
-                Format.fixed(Statistics.spread(samples[$0]?[workload] ?? []), 2)
-            }.joined(separator: " | ") + " |\n"
+            out +=
+                "| \(workload.rawValue) | "
+                + stores.map {
+                    Format.fixed(Statistics.spread(samples[$0]?[workload] ?? []), 2)
+                }.joined(separator: " | ") + " |\n"
         }
         return out
     }

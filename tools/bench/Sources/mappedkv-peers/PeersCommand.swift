@@ -19,7 +19,10 @@ struct PeersCommand: ParsableCommand {
     var n = 100_000
     @Option(help: "Rounds; the tables quote the median.")
     var runs = 5
-    @Option(help: "Directory for the stores: each gets a fresh subdirectory, removed after its round. Default: a new directory in /tmp, removed at the end.")
+    @Option(
+        help:
+            "Directory for the stores: each gets a fresh subdirectory, removed after its round. Default: a new directory in /tmp, removed at the end."
+    )
     var root: String?
     @Option(help: "Comma-separated stores: mappedkv,sqlite,lmdb,userdefaults.", transform: Self.parseStores)
     var stores: [StoreKind] = StoreKind.allCases
@@ -39,7 +42,8 @@ struct PeersCommand: ParsableCommand {
     static func parseStores(_ text: String) throws -> [StoreKind] {
         let kinds = try text.split(separator: ",").map { name in
             guard let kind = StoreKind(rawValue: name.lowercased().trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("unknown store \(name); known: \(StoreKind.allCases.map(\.rawValue).joined(separator: ","))")
+                throw ValidationError(
+                    "unknown store \(name); known: \(StoreKind.allCases.map(\.rawValue).joined(separator: ","))")
             }
             return kind
         }
@@ -49,7 +53,9 @@ struct PeersCommand: ParsableCommand {
 
     static func parseSizes(_ text: String) throws -> [Int] {
         let sizes = try text.split(separator: ",").map { part in
-            guard let size = Int(part.trimmingCharacters(in: .whitespaces)), size > 0 else { throw ValidationError("bad N \(part)") }
+            guard let size = Int(part.trimmingCharacters(in: .whitespaces)), size > 0 else {
+                throw ValidationError("bad N \(part)")
+            }
             return size
         }
         guard !sizes.isEmpty else { throw ValidationError("--scaling-n needs at least one N") }
@@ -79,9 +85,11 @@ struct PeersCommand: ParsableCommand {
         let machine = Machine.current()
         let temporary = root == nil
         // A given root is only created if missing, never emptied: the stores live in subdirectories of it.
-        let directory = try root.map { try Scratch.existingDirectory($0) }
-            ?? Scratch.directory(URL(fileURLWithPath: NSTemporaryDirectory())
-                .appendingPathComponent("mappedkv-peers-\(ProcessInfo.processInfo.processIdentifier)").path)
+        let directory =
+            try root.map { try Scratch.existingDirectory($0) }
+            ?? Scratch.directory(
+                URL(fileURLWithPath: NSTemporaryDirectory())
+                    .appendingPathComponent("mappedkv-peers-\(ProcessInfo.processInfo.processIdentifier)").path)
         defer { if temporary { try? Scratch.remove(directory) } }
         let progress: (String) -> Void = { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
 
@@ -90,7 +98,8 @@ struct PeersCommand: ParsableCommand {
             print(results.markdown(machine: machine))
             if let svg { try ScalingChart.render(results, machine: machine).write(to: svg) }
         } else {
-            let comparison = PeerComparison(stores: stores, n: n, runs: runs, userDefaultsLimit: userdefaultsMaxN, root: directory)
+            let comparison = PeerComparison(
+                stores: stores, n: n, runs: runs, userDefaultsLimit: userdefaultsMaxN, root: directory)
             let results = try comparison.run(progress: progress)
             print(results.markdown(machine: machine))
             if let svg { try PeerChart.render(results, machine: machine).write(to: svg) }

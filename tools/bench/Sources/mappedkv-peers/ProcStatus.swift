@@ -62,6 +62,7 @@ struct ResidentMemory {
     }
 
     static func - (lhs: ResidentMemory, rhs: ResidentMemory) -> ResidentMemory {
-        ResidentMemory(total: lhs.total - rhs.total, anonymous: lhs.anonymous - rhs.anonymous, file: lhs.file - rhs.file)
+        ResidentMemory(
+            total: lhs.total - rhs.total, anonymous: lhs.anonymous - rhs.anonymous, file: lhs.file - rhs.file)
     }
 }

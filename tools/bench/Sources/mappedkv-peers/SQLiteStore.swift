@@ -124,7 +124,8 @@ final class SQLiteStore: BenchStore {
             var result: Result<R, any Error>?
             if rc == SQLITE_ROW {
                 let count = Int(sqlite3_column_bytes(select, 0))
-                let bytes = UnsafeRawBufferPointer(start: count > 0 ? sqlite3_column_blob(select, 0) : nil, count: count)
+                let bytes = UnsafeRawBufferPointer(
+                    start: count > 0 ? sqlite3_column_blob(select, 0) : nil, count: count)
                 result = Result { try decode(bytes) }
             }
             let reset = sqlite3_reset(select)

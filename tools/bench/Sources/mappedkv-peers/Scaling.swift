@@ -42,26 +42,29 @@ struct Scaling {
         var sample = ScalingSample()
         let perOp = Double(n)
         let store = try MappedKV(id: storeID, directory: directory)
-        sample.setNanoseconds = try Clock.measure {
-            for i in 0..<n { try store.set(WorkloadData.intValue(i), forKey: keys[i]) }
-        } / perOp
+        sample.setNanoseconds =
+            try Clock.measure {
+                for i in 0..<n { try store.set(WorkloadData.intValue(i), forKey: keys[i]) }
+            } / perOp
         var sum: Int64 = 0
-        sample.getNanoseconds = try Clock.measure {
-            for i in 0..<n { sum &+= Int64(try store.int32(forKey: keys[i]) ?? 0) }
-        } / perOp
+        sample.getNanoseconds =
+            try Clock.measure {
+                for i in 0..<n { sum &+= Int64(try store.int32(forKey: keys[i]) ?? 0) }
+            } / perOp
         let expected = WorkloadData.expectedSum(n)
         guard sum == expected else { throw BenchError("scaling N=\(n): get summed \(sum), expected \(expected)") }
         sample.afterFill = try Space(store, keys: keys[0..<n])
         store.close()
 
         var loaded = 0
-        sample.reopenLoadNanoseconds = try Clock.measure {
-            for _ in 0..<Workloads.reopens {
-                let reopened = try MappedKV(id: storeID, directory: directory)
-                loaded += try reopened.count
-                reopened.close()
-            }
-        } / Double(Workloads.reopens)
+        sample.reopenLoadNanoseconds =
+            try Clock.measure {
+                for _ in 0..<Workloads.reopens {
+                    let reopened = try MappedKV(id: storeID, directory: directory)
+                    loaded += try reopened.count
+                    reopened.close()
+                }
+            } / Double(Workloads.reopens)
         guard loaded == n * Workloads.reopens else {
             throw BenchError("scaling N=\(n): reopen loaded \(loaded / Workloads.reopens) keys, expected \(n)")
         }
@@ -71,9 +74,10 @@ struct Scaling {
         sample.storeFilesResidentKiB = probe.storeFilesKiB
 
         let again = try MappedKV(id: storeID, directory: directory)
-        sample.overwriteNanoseconds = try Clock.measure {
-            for i in 0..<n { try again.set(WorkloadData.intValue(i) &+ 1, forKey: keys[i]) }
-        } / perOp
+        sample.overwriteNanoseconds =
+            try Clock.measure {
+                for i in 0..<n { try again.set(WorkloadData.intValue(i) &+ 1, forKey: keys[i]) }
+            } / perOp
         sample.beforeTrim = try Space(again, keys: keys[0..<n])
         sample.trimNanoseconds = try Clock.measure { try again.trim() }
         sample.afterTrim = try Space(again, keys: keys[0..<n])
@@ -81,7 +85,8 @@ struct Scaling {
         for i in 0..<n { overwritten &+= Int64(try again.int32(forKey: keys[i]) ?? 0) }
         again.close()
         guard overwritten == expected &+ Int64(n) else {
-            throw BenchError("scaling N=\(n): after overwrite and trim summed \(overwritten), expected \(expected &+ Int64(n))")
+            throw BenchError(
+                "scaling N=\(n): after overwrite and trim summed \(overwritten), expected \(expected &+ Int64(n))")
         }
         return sample
     }
@@ -98,7 +103,13 @@ struct Space {
     var records: Int
     var keys: Int
 
-    init() { liveBytes = 0; fileBytes = 0; logBytes = 0; records = 0; keys = 0 }
+    init() {
+        liveBytes = 0
+        fileBytes = 0
+        logBytes = 0
+        records = 0
+        keys = 0
+    }
 
     init(_ store: MappedKV, keys: ArraySlice<String>) throws {
         var live = 0
@@ -146,27 +157,35 @@ struct ScalingResults {
 
     func markdown(machine: Machine) -> String {
         let sorted = sizes.sorted()
-        var out = "## MappedKV scaling: N = \(sorted.map { Format.grouped(Double($0)) }.joined(separator: ", ")), medians of \(runs) rounds\n\n"
+        var out =
+            "## MappedKV scaling: N = \(sorted.map { Format.grouped(Double($0)) }.joined(separator: ", ")), medians of \(runs) rounds\n\n"
         out += "Machine: \(machine.summary)\n\n"
-        out += "Store of N Int32 keys `int-<i>`. reopen_load: open (reads, checks and indexes every record) and `count`, "
+        out +=
+            "Store of N Int32 keys `int-<i>`. reopen_load: open (reads, checks and indexes every record) and `count`, "
             + "averaged over 5 reopens. Overwrite: every key set again (i + 1), leaving dead records. "
             + "Full write-back: `trim()` after the overwrite (journal + fdatasync, in-place rewrite + msync).\n\n"
-        out += "| N | set (ns/op) | get (ns/op) | overwrite (ns/op) | reopen_load (ms) | reopen_load (ns/key) | full write-back (ms) | write-back (ns/key) |\n"
+        out +=
+            "| N | set (ns/op) | get (ns/op) | overwrite (ns/op) | reopen_load (ms) | reopen_load (ns/key) | full write-back (ms) | write-back (ns/key) |\n"
         out += "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for n in sorted {
             let keys = Double(n)
-            let load = median(n) { $0.reopenLoadNanoseconds }, trim = median(n) { $0.trimNanoseconds }
-            out += "| \(Format.grouped(keys)) | \(Format.grouped(median(n) { $0.setNanoseconds })) | "
+            let load = median(n) { $0.reopenLoadNanoseconds }
+            let trim = median(n) { $0.trimNanoseconds }
+            out +=
+                "| \(Format.grouped(keys)) | \(Format.grouped(median(n) { $0.setNanoseconds })) | "
                 + "\(Format.grouped(median(n) { $0.getNanoseconds })) | \(Format.grouped(median(n) { $0.overwriteNanoseconds })) | "
                 + "\(Format.fixed(load / 1e6, 2)) | \(Format.grouped(load / keys)) | \(Format.fixed(trim / 1e6, 2)) | \(Format.grouped(trim / keys)) |\n"
         }
-        out += "\nSpace: live bytes are the live records (`varint(key length) key varint(value length) value`); "
+        out +=
+            "\nSpace: live bytes are the live records (`varint(key length) key varint(value length) value`); "
             + "file/live is the data file's size over them, log/live the used region (live and dead records) over them.\n\n"
-        out += "| N | live (MiB) | after N sets: file (MiB) | file/live | log/live | after overwrite: records | file/live | log/live "
+        out +=
+            "| N | live (MiB) | after N sets: file (MiB) | file/live | log/live | after overwrite: records | file/live | log/live "
             + "| after trim: file (MiB) | file/live | log/live |\n"
         out += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for n in sorted {
-            out += "| \(Format.grouped(Double(n))) | \(Format.mebibytes(median(n) { Double($0.afterFill.liveBytes) })) | "
+            out +=
+                "| \(Format.grouped(Double(n))) | \(Format.mebibytes(median(n) { Double($0.afterFill.liveBytes) })) | "
                 + "\(Format.mebibytes(median(n) { Double($0.afterFill.fileBytes) })) | "
                 + "\(Format.fixed(median(n) { $0.afterFill.fileAmplification }, 2)) | \(Format.fixed(median(n) { $0.afterFill.logAmplification }, 2)) | "
                 + "\(Format.grouped(median(n) { Double($0.beforeTrim.records) })) | "
@@ -174,14 +193,17 @@ struct ScalingResults {
                 + "\(Format.mebibytes(median(n) { Double($0.afterTrim.fileBytes) })) | "
                 + "\(Format.fixed(median(n) { $0.afterTrim.fileAmplification }, 2)) | \(Format.fixed(median(n) { $0.afterTrim.logAmplification }, 2)) |\n"
         }
-        out += "\nResident memory of a load, in a child process: VmRSS, RssAnon and RssFile from /proc/self/status "
+        out +=
+            "\nResident memory of a load, in a child process: VmRSS, RssAnon and RssFile from /proc/self/status "
             + "after the open minus before it (the child first warms up on a tiny store; RssFile also counts code pages "
             + "touched for the first time), and the resident part of the mappings of the store's two files from /proc/self/smaps:\n\n"
-        out += "| N | VmRSS delta (MiB) | anonymous (MiB) | file-backed (MiB) | of which the store's files (MiB) | VmRSS bytes/key |\n"
+        out +=
+            "| N | VmRSS delta (MiB) | anonymous (MiB) | file-backed (MiB) | of which the store's files (MiB) | VmRSS bytes/key |\n"
         out += "|---:|---:|---:|---:|---:|---:|\n"
         for n in sorted {
             let total = median(n) { Double($0.residentKiB.total) * 1024 }
-            out += "| \(Format.grouped(Double(n))) | \(Format.mebibytes(total)) | "
+            out +=
+                "| \(Format.grouped(Double(n))) | \(Format.mebibytes(total)) | "
                 + "\(Format.mebibytes(median(n) { Double($0.residentKiB.anonymous) * 1024 })) | "
                 + "\(Format.mebibytes(median(n) { Double($0.residentKiB.file) * 1024 })) | "
                 + "\(Format.mebibytes(median(n) { Double($0.storeFilesResidentKiB) * 1024 })) | \(Format.grouped(total / Double(n))) |\n"

@@ -28,8 +28,9 @@ enum Scratch {
         var total = 0
         while let name = walker.nextObject() as? String {
             if let attributes = try? FileManager.default.attributesOfItem(atPath: "\(path)/\(name)"),
-               attributes[.type] as? FileAttributeType == .typeRegular,
-               let size = attributes[.size] as? Int {
+                attributes[.type] as? FileAttributeType == .typeRegular,
+                let size = attributes[.size] as? Int
+            {
                 total += size
             }
         }

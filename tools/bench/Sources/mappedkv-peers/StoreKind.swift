@@ -59,8 +59,10 @@ enum StoreKind: String, CaseIterable, ExpressibleByArgument {
     func run(data: WorkloadData, n: Int, directory: String) throws -> RoundResult {
         switch self {
         case .mappedkv: try Workloads.run(MappedKVStore<PlainVariant>.self, data: data, n: n, directory: directory)
-        case .mappedkvMultiProcess: try Workloads.run(MappedKVStore<MultiProcessVariant>.self, data: data, n: n, directory: directory)
-        case .mappedkvEncrypted: try Workloads.run(MappedKVStore<EncryptedVariant>.self, data: data, n: n, directory: directory)
+        case .mappedkvMultiProcess:
+            try Workloads.run(MappedKVStore<MultiProcessVariant>.self, data: data, n: n, directory: directory)
+        case .mappedkvEncrypted:
+            try Workloads.run(MappedKVStore<EncryptedVariant>.self, data: data, n: n, directory: directory)
         case .sqlite: try Workloads.run(SQLiteStore.self, data: data, n: n, directory: directory)
         case .lmdb: try Workloads.run(LMDBStore.self, data: data, n: n, directory: directory)
         case .userdefaults: try Workloads.run(UserDefaultsStore.self, data: data, n: n, directory: directory)

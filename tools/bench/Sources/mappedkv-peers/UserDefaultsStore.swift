@@ -50,7 +50,9 @@ final class UserDefaultsStore: BenchStore {
         var result = LoadedEntries(count: 0, sum: 0)
         var sum: Int64 = 0
         for (key, value) in defaults.dictionaryRepresentation() where key.hasPrefix("int-") {
-            guard let number = value as? Int else { throw BenchError("UserDefaults: value of \(key) is not an integer") }
+            guard let number = value as? Int else {
+                throw BenchError("UserDefaults: value of \(key) is not an integer")
+            }
             sum &+= Int64(number)
             result.count += 1
         }

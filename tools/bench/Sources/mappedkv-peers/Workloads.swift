@@ -11,32 +11,40 @@ enum Workloads {
     @inline(never)
     static func run<S: BenchStore>(_: S.Type, data: WorkloadData, n: Int, directory: String) throws -> RoundResult {
         precondition(n <= data.n)
-        let intKeys = data.intKeys, stringKeys = data.stringKeys, strings = data.strings
+        let intKeys = data.intKeys
+        let stringKeys = data.stringKeys
+        let strings = data.strings
         let perOp = Double(n)
         var results: [Workload: Double] = [:]
 
         let opsDirectory = try Scratch.directory("\(directory)/ops")
         let store = try S(directory: opsDirectory)
-        results[.setInt32] = try Clock.measure {
-            for i in 0..<n { try store.setInt32(WorkloadData.intValue(i), forKey: intKeys[i]) }
-        } / perOp
-        results[.setString] = try Clock.measure {
-            for i in 0..<n { try store.setString(strings[i], forKey: stringKeys[i]) }
-        } / perOp
+        results[.setInt32] =
+            try Clock.measure {
+                for i in 0..<n { try store.setInt32(WorkloadData.intValue(i), forKey: intKeys[i]) }
+            } / perOp
+        results[.setString] =
+            try Clock.measure {
+                for i in 0..<n { try store.setString(strings[i], forKey: stringKeys[i]) }
+            } / perOp
         var sum: Int64 = 0
-        results[.getInt32] = try Clock.measure {
-            for i in 0..<n { sum &+= Int64(try store.int32(forKey: intKeys[i]) ?? 0) }
-        } / perOp
+        results[.getInt32] =
+            try Clock.measure {
+                for i in 0..<n { sum &+= Int64(try store.int32(forKey: intKeys[i]) ?? 0) }
+            } / perOp
         var totalBytes = 0
-        results[.getString] = try Clock.measure {
-            for i in 0..<n { totalBytes += try store.string(forKey: stringKeys[i])?.utf8.count ?? 0 }
-        } / perOp
-        results[.remove] = try Clock.measure {
-            for i in 0..<n { try store.remove(forKey: intKeys[i]) }
-        } / perOp
+        results[.getString] =
+            try Clock.measure {
+                for i in 0..<n { totalBytes += try store.string(forKey: stringKeys[i])?.utf8.count ?? 0 }
+            } / perOp
+        results[.remove] =
+            try Clock.measure {
+                for i in 0..<n { try store.remove(forKey: intKeys[i]) }
+            } / perOp
 
         let name = String(describing: S.self)
-        let expectedSum = WorkloadData.expectedSum(n), expectedBytes = data.expectedStringBytes(n)
+        let expectedSum = WorkloadData.expectedSum(n)
+        let expectedBytes = data.expectedStringBytes(n)
         guard sum == expectedSum else { throw BenchError("\(name): get_int32 summed \(sum), expected \(expectedSum)") }
         guard totalBytes == expectedBytes else {
             throw BenchError("\(name): get_string read \(totalBytes) bytes, expected \(expectedBytes)")
@@ -57,7 +65,9 @@ enum Workloads {
             for _ in 0..<reopens { loads.append(try S.reopenAndLoad(directory: loadDirectory)) }
         }
         for load in loads {
-            guard load.count == n else { throw BenchError("\(name): reopen loaded \(load.count) entries, expected \(n)") }
+            guard load.count == n else {
+                throw BenchError("\(name): reopen loaded \(load.count) entries, expected \(n)")
+            }
             guard load.sum == nil || load.sum == expectedSum else {
                 throw BenchError("\(name): reopen summed \(load.sum ?? 0), expected \(expectedSum)")
             }
@@ -68,7 +78,9 @@ enum Workloads {
             var reread: Int64 = 0
             for i in 0..<n { reread &+= Int64(try check.int32(forKey: intKeys[i]) ?? 0) }
             try check.close()
-            guard reread == expectedSum else { throw BenchError("\(name): after reopen summed \(reread), expected \(expectedSum)") }
+            guard reread == expectedSum else {
+                throw BenchError("\(name): after reopen summed \(reread), expected \(expectedSum)")
+            }
         }
         results[.reopenLoad] = loadTime / Double(reopens)
         return RoundResult(nanoseconds: results, diskBytes: diskBytes)

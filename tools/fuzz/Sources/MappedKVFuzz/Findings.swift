@@ -5,7 +5,8 @@ import Glibc
 /// Every message starts with `MAPPEDKV-FUZZ FINDING`, so a log search tells findings from
 /// sanitizer reports and from ``harnessFailure(_:)``.
 func finding(_ message: String, _ image: StoreImage, file: StaticString = #fileID, line: UInt = #line) -> Never {
-    let text = "MAPPEDKV-FUZZ FINDING: \(message) [\(image.flags); meta file \(image.metaFile.map { "\($0.count) bytes" } ?? "missing"), data file \(image.dataFile.map { "\($0.count) bytes" } ?? "missing")]"
+    let text =
+        "MAPPEDKV-FUZZ FINDING: \(message) [\(image.flags); meta file \(image.metaFile.map { "\($0.count) bytes" } ?? "missing"), data file \(image.dataFile.map { "\($0.count) bytes" } ?? "missing")]"
     printToStandardError(text)
     fatalError(text, file: file, line: line)
 }

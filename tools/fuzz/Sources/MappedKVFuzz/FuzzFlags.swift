@@ -89,7 +89,8 @@ struct FuzzFlags: Equatable, CustomStringConvertible {
     }
 
     var byte: UInt8 {
-        key.rawValue | (isReadOnly ? 0b100 : 0) | decision.rawValue << 3 | layout.rawValue << 5 | (isMultiProcess ? 0x80 : 0)
+        key.rawValue | (isReadOnly ? 0b100 : 0) | decision.rawValue << 3 | layout.rawValue << 5
+            | (isMultiProcess ? 0x80 : 0)
     }
 
     var description: String {

@@ -16,7 +16,9 @@ enum PlainFiles {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let count = chunk.withUnsafeMutableBytes { buffer in retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) } }
+            let count = chunk.withUnsafeMutableBytes { buffer in
+                retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+            }
             guard count >= 0 else { harnessFailure("cannot read \(path): \(describe(errno))") }
             if count == 0 { return bytes }
             bytes += chunk[..<count]
@@ -65,15 +67,21 @@ enum PlainFiles {
     static func removeTree(_ path: String) {
         if isDirectory(path) {
             for name in list(path) { removeTree(path + "/" + name) }
-            guard rmdir(path) == 0 || errno == ENOENT else { harnessFailure("cannot remove \(path): \(describe(errno))") }
+            guard rmdir(path) == 0 || errno == ENOENT else {
+                harnessFailure("cannot remove \(path): \(describe(errno))")
+            }
         } else {
-            guard unlink(path) == 0 || errno == ENOENT else { harnessFailure("cannot remove \(path): \(describe(errno))") }
+            guard unlink(path) == 0 || errno == ENOENT else {
+                harnessFailure("cannot remove \(path): \(describe(errno))")
+            }
         }
     }
 
     /// Creates the directory `path` (mode 0700) unless it exists.
     static func makeDirectory(_ path: String) {
-        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { harnessFailure("cannot create \(path): \(describe(errno))") }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+            harnessFailure("cannot create \(path): \(describe(errno))")
+        }
     }
 
     private static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {

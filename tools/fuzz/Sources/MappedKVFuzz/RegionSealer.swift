@@ -20,7 +20,8 @@ struct RegionSealer {
         let version = Self.load(meta, at: MetaInfo.Offset.version)
         var region = Array(data[4...])
         if let key {
-            let iv = version >= MetaVersion.randomIV.rawValue
+            let iv =
+                version >= MetaVersion.randomIV.rawValue
                 ? Array(meta[MetaInfo.Offset.iv..<(MetaInfo.Offset.iv + 16)]) : key.legacyIV
             region.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt($0) }
             data.replaceSubrange(4..., with: region)

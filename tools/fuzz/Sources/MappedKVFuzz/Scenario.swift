@@ -49,7 +49,8 @@ struct Scenario {
         do { location = try StoreLocation(id: Self.storeID, directory: scratch.path) } catch {
             harnessFailure("store location: \(error)")
         }
-        let inspection = StoreInspector.inspect(location: location, dataFile: image.dataFile, metaFile: image.metaFile, cryptKey: cryptKey)
+        let inspection = StoreInspector.inspect(
+            location: location, dataFile: image.dataFile, metaFile: image.metaFile, cryptKey: cryptKey)
 
         let log = HandlerLog { [decision = flags.decision] event in decision.decide(event) }
         let store: MappedKV
@@ -62,7 +63,9 @@ struct Scenario {
             return
         }
         let calls = log.calls
-        trace("opened; inspector: \(inspection.verdict); handler calls: \(calls.map { "\($0.event) -> .\($0.decision)" }); copies: \(quarantineCopies())")
+        trace(
+            "opened; inspector: \(inspection.verdict); handler calls: \(calls.map { "\($0.event) -> .\($0.decision)" }); copies: \(quarantineCopies())"
+        )
         checkVerdict(inspection, calls: calls)
         checkOpened(store, calls: calls, inspection: inspection)
         let contents = readEverything(store, context: "after the first open")
@@ -82,8 +85,9 @@ struct Scenario {
     }
 
     private func configuration(_ handler: @escaping RecoveryHandler) -> Configuration {
-        Configuration(isReadOnly: flags.isReadOnly, isMultiProcess: flags.isMultiProcess, cryptKey: cryptKey,
-                      clock: Self.clock, recoveryHandler: handler)
+        Configuration(
+            isReadOnly: flags.isReadOnly, isMultiProcess: flags.isMultiProcess, cryptKey: cryptKey,
+            clock: Self.clock, recoveryHandler: handler)
     }
 
     // MARK: First open
@@ -96,7 +100,8 @@ struct Scenario {
         switch (verdict, calls.first) {
         case (.damaged(let predicted), let call?):
             let event = call.event
-            if predicted.kind != event.kind || predicted.reason != event.reason || predicted.proposal != event.proposal {
+            if predicted.kind != event.kind || predicted.reason != event.reason || predicted.proposal != event.proposal
+            {
                 finding("the inspector predicts '\(predicted)', the load reported '\(event)'", image)
             }
         case (.damaged(let predicted), nil):
@@ -113,7 +118,8 @@ struct Scenario {
         if let call = calls.first, call.decision != .fail {
             finding("the handler answered .\(call.decision) to '\(call.event)', but the open threw: \(error)", image)
         }
-        checkUntouched(calls.isEmpty ? "after an open that threw (\(error))" : "after the handler answered .fail (\(error))")
+        checkUntouched(
+            calls.isEmpty ? "after an open that threw (\(error))" : "after the handler answered .fail (\(error))")
     }
 
     private func checkOpened(_ store: MappedKV, calls: [HandlerLog.Call], inspection: InspectionReport) {
@@ -125,17 +131,26 @@ struct Scenario {
         }
         let event = call.event
         if calls.count > 1 { finding("the handler was called \(calls.count) times in one load", image) }
-        if call.decision == .fail { finding("the open succeeded although the handler answered .fail to '\(event)'", image) }
-        if event.isReadOnly != flags.isReadOnly { finding("event.isReadOnly is \(event.isReadOnly) for this open", image) }
+        if call.decision == .fail {
+            finding("the open succeeded although the handler answered .fail to '\(event)'", image)
+        }
+        if event.isReadOnly != flags.isReadOnly {
+            finding("event.isReadOnly is \(event.isReadOnly) for this open", image)
+        }
         if event.storeID != Self.storeID { finding("event.storeID is '\(event.storeID)'", image) }
-        if inspection.isSound { finding("the inspector finds the files sound, but the load reported '\(event)'", image) }
-        guard let report = store.recoveryReport else { finding("the handler was called, but there is no recovery report", image) }
+        if inspection.isSound {
+            finding("the inspector finds the files sound, but the load reported '\(event)'", image)
+        }
+        guard let report = store.recoveryReport else {
+            finding("the handler was called, but there is no recovery report", image)
+        }
         if report.event != event || report.decision != call.decision {
             finding("the recovery report (\(report)) is not the handler's event and answer", image)
         }
         if flags.isReadOnly {
             if !copies.isEmpty || !report.quarantinedFiles.isEmpty {
-                finding("a read-only .\(call.decision) made copies: \(copies), report \(report.quarantinedFiles)", image)
+                finding(
+                    "a read-only .\(call.decision) made copies: \(copies), report \(report.quarantinedFiles)", image)
             }
         } else {
             checkQuarantine(copies, report: report, decision: call.decision)
@@ -157,8 +172,12 @@ struct Scenario {
         if report.quarantinedFiles != paths {
             finding("the recovery report lists copies \(report.quarantinedFiles), the directory holds \(paths)", image)
         }
-        if PlainFiles.read(paths[0]) != (image.dataFile ?? []) { finding("the copy of the data file differs from the damaged file", image) }
-        if PlainFiles.read(paths[1]) != (image.metaFile ?? []) { finding("the copy of the meta file differs from the damaged file", image) }
+        if PlainFiles.read(paths[0]) != (image.dataFile ?? []) {
+            finding("the copy of the data file differs from the damaged file", image)
+        }
+        if PlainFiles.read(paths[1]) != (image.metaFile ?? []) {
+            finding("the copy of the meta file differs from the damaged file", image)
+        }
     }
 
     private func quarantineCopies() -> [String] {
@@ -191,8 +210,12 @@ struct Scenario {
         var contents: Contents = [:]
         for key in keys {
             let payload: [UInt8]?
-            do { payload = try store.payload(forKey: key) } catch { finding("payload(forKey:) threw \(context): \(error)", image) }
-            guard let payload else { finding("allKeys lists \(Self.show(key)) but payload(forKey:) is nil \(context)", image) }
+            do { payload = try store.payload(forKey: key) } catch {
+                finding("payload(forKey:) threw \(context): \(error)", image)
+            }
+            guard let payload else {
+                finding("allKeys lists \(Self.show(key)) but payload(forKey:) is nil \(context)", image)
+            }
             if contents.updateValue(payload, forKey: Array(key.utf8)) != nil {
                 finding("allKeys lists \(Self.show(key)) twice \(context)", image)
             }
@@ -205,10 +228,15 @@ struct Scenario {
             count = try store.count
             _ = try store.info()
         } catch { finding("entries/count/info threw \(context): \(error)", image) }
-        if count != contents.count { finding("count is \(count), allKeys has \(contents.count) keys \(context)", image) }
-        let entryContents = Contents(entries.map { (Array($0.key.utf8), $0.payload) }, uniquingKeysWith: { first, _ in first })
+        if count != contents.count {
+            finding("count is \(count), allKeys has \(contents.count) keys \(context)", image)
+        }
+        let entryContents = Contents(
+            entries.map { (Array($0.key.utf8), $0.payload) }, uniquingKeysWith: { first, _ in first })
         if entryContents != contents || entries.count != contents.count {
-            finding("entries() (\(entries.count)) disagrees with allKeys and payload(forKey:) (\(contents.count)) \(context)", image)
+            finding(
+                "entries() (\(entries.count)) disagrees with allKeys and payload(forKey:) (\(contents.count)) \(context)",
+                image)
         }
         return contents
     }
@@ -234,26 +262,37 @@ struct Scenario {
     /// One set and one remove (of the first other key, or of the set key if there is none);
     /// returns what the store must hold afterwards.
     private func writeOnce(_ store: MappedKV, contents: Contents) -> Contents {
-        do { try store.set(setValue, forKey: Self.setKey) } catch { finding("set threw on a read-write store: \(error)", image) }
+        do { try store.set(setValue, forKey: Self.setKey) } catch {
+            finding("set threw on a read-write store: \(error)", image)
+        }
         let readBack: [UInt8]?
-        do { readBack = try store.value(forKey: Self.setKey, as: [UInt8].self) } catch { finding("reading the set value threw: \(error)", image) }
+        do { readBack = try store.value(forKey: Self.setKey, as: [UInt8].self) } catch {
+            finding("reading the set value threw: \(error)", image)
+        }
         if readBack != setValue { finding("the set value reads back as \(readBack.map(Self.hex) ?? "nil")", image) }
 
         let setKeyBytes = Array(Self.setKey.utf8)
-        let target = contents.keys
+        let target =
+            contents.keys
             .filter { $0 != setKeyBytes && $0.count <= RecordLimits.maximumKeyLength }
             .min { $0.lexicographicallyPrecedes($1) }
             .map { String(decoding: $0, as: UTF8.self) } ?? Self.setKey
-        do { try store.removeValue(forKey: target) } catch { finding("removing \(Self.show(target)) threw: \(error)", image) }
+        do { try store.removeValue(forKey: target) } catch {
+            finding("removing \(Self.show(target)) threw: \(error)", image)
+        }
         let stillThere: Bool
-        do { stillThere = try store.contains(target) } catch { finding("contains threw after a remove: \(error)", image) }
+        do { stillThere = try store.contains(target) } catch {
+            finding("contains threw after a remove: \(error)", image)
+        }
         if stillThere { finding("\(Self.show(target)) is still there after its removal", image) }
 
         var expected = contents
         expected[setKeyBytes] = setValue.payloadBytes
         expected[Array(target.utf8)] = nil
         let actual = readEverything(store, context: "after one set and one remove")
-        if actual != expected { finding("after one set and one remove: \(Self.difference(expected: expected, actual: actual))", image) }
+        if actual != expected {
+            finding("after one set and one remove: \(Self.difference(expected: expected, actual: actual))", image)
+        }
         return expected
     }
 
@@ -261,41 +300,54 @@ struct Scenario {
 
     /// A store closed after a read-write session must load cleanly, with the same contents.
     private func reopen(expecting expected: Contents, firstCalls: [HandlerLog.Call]) {
-        let first = firstCalls.first.map { "after the first open answered .\($0.decision) to '\($0.event)'" }
+        let first =
+            firstCalls.first.map { "after the first open answered .\($0.decision) to '\($0.event)'" }
             ?? "after a first open that found no damage"
         let log = HandlerLog { _ in .fail }
         let store: MappedKV
         do {
             store = try MappedKV(id: Self.storeID, directory: scratch.path, configuration: configuration(log.handler))
         } catch {
-            if let call = log.calls.first { finding("the handler was called again on the reopen \(first): '\(call.event)'", image) }
+            if let call = log.calls.first {
+                finding("the handler was called again on the reopen \(first): '\(call.event)'", image)
+            }
             finding("the reopen \(first) threw: \(error)", image)
         }
         defer { store.close() }
-        if let call = log.calls.first { finding("the handler was called again on the reopen \(first): '\(call.event)'", image) }
+        if let call = log.calls.first {
+            finding("the handler was called again on the reopen \(first): '\(call.event)'", image)
+        }
         if let report = store.recoveryReport { finding("the reopen \(first) has a recovery report: \(report)", image) }
         let actual = readEverything(store, context: "after the reopen")
-        if actual != expected { finding("the reopen \(first) holds other data: \(Self.difference(expected: expected, actual: actual))", image) }
+        if actual != expected {
+            finding(
+                "the reopen \(first) holds other data: \(Self.difference(expected: expected, actual: actual))", image)
+        }
         store.close()
 
         let report: InspectionReport
-        do { report = try StoreInspector.inspect(id: Self.storeID, directory: scratch.path, cryptKey: cryptKey) } catch {
+        do { report = try StoreInspector.inspect(id: Self.storeID, directory: scratch.path, cryptKey: cryptKey) } catch
+        {
             finding("inspecting the files after the reopen threw: \(error)", image)
         }
-        if let problem = report.problem { finding("the inspector finds the files unsound after a clean session \(first): \(problem)", image) }
+        if let problem = report.problem {
+            finding("the inspector finds the files unsound after a clean session \(first): \(problem)", image)
+        }
     }
 
     // MARK: Messages
 
     static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
-        return String(bytes.prefix(64).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }) + (bytes.count > 64 ? "…" : "")
+        return String(bytes.prefix(64).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+            + (bytes.count > 64 ? "…" : "")
     }
 
     static func show(_ key: String) -> String { "key \(hex(Array(key.utf8)))" }
 
     static func difference(_ before: [UInt8], _ after: [UInt8]) -> String {
-        let offset = (0..<min(before.count, after.count)).first { before[$0] != after[$0] } ?? min(before.count, after.count)
+        let offset =
+            (0..<min(before.count, after.count)).first { before[$0] != after[$0] } ?? min(before.count, after.count)
         return "\(before.count) bytes before, \(after.count) after, first difference at offset \(offset)"
     }
 

@@ -8,7 +8,8 @@ struct ScratchDirectory: Sendable {
 
     /// The directory of this process, created on first use.
     static let shared: ScratchDirectory = {
-        let base = PlainFiles.isDirectory("/dev/shm") && access("/dev/shm", W_OK) == 0
+        let base =
+            PlainFiles.isDirectory("/dev/shm") && access("/dev/shm", W_OK) == 0
             ? "/dev/shm" : (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
         removeAbandoned(in: base)
         let scratch = ScratchDirectory(path: base + "/" + prefix + "\(getpid())")

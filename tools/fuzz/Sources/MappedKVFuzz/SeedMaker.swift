@@ -29,11 +29,14 @@ struct SeedMaker {
         }
         for store in Self.stores {
             let root = vectors + "/mmkv-2.4.2/" + store.directory + "/root/" + store.id
-            guard let data = PlainFiles.read(root), let metaFile = PlainFiles.read(root + ".crc"), metaFile.count >= MetaInfo.size else {
+            guard let data = PlainFiles.read(root), let metaFile = PlainFiles.read(root + ".crc"),
+                metaFile.count >= MetaInfo.size
+            else {
                 printToStandardError("missing or short vector files at \(root)")
                 return 1
             }
-            seeds(name: store.directory, data: data, meta: Array(metaFile[..<MetaInfo.size]), key: store.key, emit: emit)
+            seeds(
+                name: store.directory, data: data, meta: Array(metaFile[..<MetaInfo.size]), key: store.key, emit: emit)
         }
         guard let example = workedExample() else {
             printToStandardError("cannot read \(vectors)/format/worked-example-2.11.hex")
@@ -45,13 +48,17 @@ struct SeedMaker {
         return 0
     }
 
-    private func flags(_ key: FuzzFlags.KeyChoice, _ layout: FuzzFlags.Layout, readOnly: Bool = false,
-                       decision: FuzzFlags.DecisionMode = .recover, multiProcess: Bool = false) -> FuzzFlags {
+    private func flags(
+        _ key: FuzzFlags.KeyChoice, _ layout: FuzzFlags.Layout, readOnly: Bool = false,
+        decision: FuzzFlags.DecisionMode = .recover, multiProcess: Bool = false
+    ) -> FuzzFlags {
         FuzzFlags(key: key, isReadOnly: readOnly, decision: decision, layout: layout, isMultiProcess: multiProcess)
     }
 
     /// The seeds of one MMKV-written store.
-    private func seeds(name: String, data: [UInt8], meta: [UInt8], key: FuzzFlags.KeyChoice, emit: (String, StoreImage) -> Void) {
+    private func seeds(
+        name: String, data: [UInt8], meta: [UInt8], key: FuzzFlags.KeyChoice, emit: (String, StoreImage) -> Void
+    ) {
         let trimmed = Self.trimmingZeros(data)
         // As MMKV left it, in several open modes.
         let modes: [(String, Bool, FuzzFlags.DecisionMode, Bool)] = [
@@ -79,10 +86,13 @@ struct SeedMaker {
         // Damage: a flipped byte in the last record (CRC mismatch), and a used size past the file.
         var flipped = trimmed
         if size > 8 { flipped[4 + size - 2] ^= 0x40 }
-        emit("\(name)-raw-rw-recover-crc-damage", StoreImage(flags: flags(key, .raw), metaFile: meta, dataFile: flipped))
+        emit(
+            "\(name)-raw-rw-recover-crc-damage", StoreImage(flags: flags(key, .raw), metaFile: meta, dataFile: flipped))
         var tooLong = meta
         RegionSealer.store(UInt32(StoreImage.pageSize + 100), in: &tooLong, at: MetaInfo.Offset.actualSize)
-        emit("\(name)-raw-rw-recover-length-damage", StoreImage(flags: flags(key, .raw), metaFile: tooLong, dataFile: trimmed))
+        emit(
+            "\(name)-raw-rw-recover-length-damage",
+            StoreImage(flags: flags(key, .raw), metaFile: tooLong, dataFile: trimmed))
     }
 
     /// The seeds of the worked example: sealed plain and encrypted, and an append cut between its
@@ -94,12 +104,18 @@ struct SeedMaker {
         RegionSealer.store(4, in: &meta, at: MetaInfo.Offset.lastConfirmedActualSize)
         let data = [0, 0, 0, 0] + region
         emit("example-sealed-rw-recover", StoreImage(flags: flags(.none, .sealed), metaFile: meta, dataFile: data))
-        emit("example-sealed-key14-rw-recover", StoreImage(flags: flags(.vectorKey14, .sealed), metaFile: meta, dataFile: data))
-        emit("example-sealed-aes256-ro-recover", StoreImage(flags: flags(.vectorKey14AES256, .sealed, readOnly: true), metaFile: meta, dataFile: data))
+        emit(
+            "example-sealed-key14-rw-recover",
+            StoreImage(flags: flags(.vectorKey14, .sealed), metaFile: meta, dataFile: data))
+        emit(
+            "example-sealed-aes256-ro-recover",
+            StoreImage(flags: flags(.vectorKey14AES256, .sealed, readOnly: true), metaFile: meta, dataFile: data))
         var torn = meta
         RegionSealer.store(UInt32(region.count - 3), in: &torn, at: MetaInfo.Offset.actualSize)  // before "01 62 00"
         emit("example-torn-rw-recover", StoreImage(flags: flags(.none, .torn), metaFile: torn, dataFile: data))
-        emit("example-torn-key16-rw-fail", StoreImage(flags: flags(.vectorKey16, .torn, decision: .fail), metaFile: torn, dataFile: data))
+        emit(
+            "example-torn-key16-rw-fail",
+            StoreImage(flags: flags(.vectorKey16, .torn, decision: .fail), metaFile: torn, dataFile: data))
     }
 
     /// The region bytes of the worked example, from its hex file ('#' comments, any whitespace).

@@ -56,7 +56,8 @@ struct StoreImage {
             meta += [UInt8](repeating: 0, count: Self.metaStructSize - meta.count)
             var data = Array(rest.dropFirst(Self.metaStructSize))
             if flags.layout != .raw {
-                RegionSealer(key: flags.key.cryptKey, setsUsedSize: flags.layout == .sealed).seal(meta: &meta, data: &data)
+                RegionSealer(key: flags.key.cryptKey, setsUsedSize: flags.layout == .sealed).seal(
+                    meta: &meta, data: &data)
             }
             metaFile = Self.paddedToPages(meta)
             dataFile = Self.paddedToPages(data)
@@ -71,8 +72,11 @@ struct StoreImage {
         switch flags.layout {
         case .split:
             let meta = metaFile ?? []
-            let code: UInt16 = metaFile == nil ? Self.noMetaFile : dataFile == nil ? Self.noDataFile : UInt16(meta.count)
-            precondition(metaFile == nil || dataFile == nil || meta.count < Self.splitMetaModulus, "meta file too long for the split layout")
+            let code: UInt16 =
+                metaFile == nil ? Self.noMetaFile : dataFile == nil ? Self.noDataFile : UInt16(meta.count)
+            precondition(
+                metaFile == nil || dataFile == nil || meta.count < Self.splitMetaModulus,
+                "meta file too long for the split layout")
             bytes += [UInt8(code & 0xFF), UInt8(code >> 8)]
             bytes += meta + (dataFile ?? [])
         case .raw, .sealed, .torn:

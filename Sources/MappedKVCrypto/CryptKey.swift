@@ -1,5 +1,5 @@
 /// An AES key prepared as MMKV prepares it: the key bytes zero-padded or truncated to 16 bytes
-/// (AES-128, the default) or 32 bytes (AES-256). There is no key derivation (MMKV-FORMAT.md section 4).
+/// (AES-128, the default) or 32 bytes (AES-256). There is no key derivation (docs/FORMAT.md section 4).
 ///
 /// The description never shows key material.
 public struct CryptKey: Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-/// The 4-byte expiry time MMKV appends to every value when key expiry is on (MMKV-FORMAT.md section 5).
+/// The 4-byte expiry time MMKV appends to every value when key expiry is on (docs/FORMAT.md section 5).
 ///
 /// The time is a little-endian `UInt32` of seconds since 1970; 0 means "never". Being 32-bit,
 /// the format cannot express times after 2106-02-07 06:28:15 UTC: later times are clamped to

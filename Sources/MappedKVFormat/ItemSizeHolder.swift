@@ -1,7 +1,7 @@
 /// The varint that begins every data region; its value carries no information.
 ///
 /// Readers skip one varint of any valid length (1 to 10 bytes). Writers emit a 4-byte varint
-/// with a value in `0x200000...0x0FFF_FFFF`, as MMKV 2.4.2 does (MMKV-FORMAT.md section 2.4).
+/// with a value in `0x200000...0x0FFF_FFFF`, as MMKV 2.4.2 does (docs/FORMAT.md section 2.4).
 public enum ItemSizeHolder {
     /// The length of the holder MappedKV writes.
     public static let encodedLength = 4
@@ -12,6 +12,15 @@ public enum ItemSizeHolder {
     /// A fresh 4-byte holder with a random value, like MMKV's `randomItemSizeHolder`.
     public static func random<G: RandomNumberGenerator>(using generator: inout G) -> [UInt8] {
         Varint.encode(UInt64.random(in: valueRange, using: &generator))
+    }
+
+    /// The length of the holder that starts `region`, or nil if the region is empty or does not
+    /// start with a valid varint.
+    public static func length(in region: UnsafeRawBufferPointer) -> Int? {
+        guard !region.isEmpty else { return nil }
+        var cursor = ByteCursor(region)
+        guard (try? cursor.readVarint64()) != nil else { return nil }
+        return cursor.position
     }
 
     /// A fresh 4-byte holder drawn from the system's generator.

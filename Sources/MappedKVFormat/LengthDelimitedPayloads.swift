@@ -1,4 +1,4 @@
-// Strings, bytes and string vectors: payloads that carry their own inner length (MMKV-FORMAT.md section 2.5).
+// Strings, bytes and string vectors: payloads that carry their own inner length (docs/FORMAT.md section 2.5).
 
 extension String: PayloadCodable {
     /// `varint(byteCount)` followed by the UTF-8 bytes. The empty string is the single byte `00`.

@@ -15,7 +15,7 @@ public struct InitializationVector: Equatable, Hashable, Sendable {
     init(unchecked bytes: [UInt8]) { self.bytes = bytes }
 }
 
-/// The format level recorded in the meta file (`MMKVVersion`, MMKV-FORMAT.md section 3.2).
+/// The format level recorded in the meta file (`MMKVVersion`, docs/FORMAT.md section 3.2).
 public struct MetaVersion: RawRepresentable, Comparable, Hashable, Sendable, CustomStringConvertible {
     /// The stored number.
     public var rawValue: UInt32
@@ -49,7 +49,7 @@ public struct MetaFlags: OptionSet, Hashable, Sendable {
     public static let keyExpiry = MetaFlags(rawValue: 1)
 }
 
-/// The 112-byte `MMKVMetaInfo` struct at offset 0 of the `.crc` file (MMKV-FORMAT.md section 3).
+/// The 112-byte `MMKVMetaInfo` struct at offset 0 of the `.crc` file (docs/FORMAT.md section 3).
 ///
 /// All integers are little-endian. The struct is parsed and serialized field by field; it never
 /// depends on the host's struct layout.

@@ -1,7 +1,7 @@
 /// The three meta fields that change when any process writes a store: sequence, CRC and actual size.
 ///
 /// Comparing the stamp in the shared meta mapping with the last one seen is how a process notices
-/// other processes' writes (MMKV-FORMAT.md 6.3).
+/// other processes' writes (docs/FORMAT.md 6.3).
 public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// `m_sequence`: changes on every resize, rewrite, clear and other whole-file change.
     public var sequence: UInt32

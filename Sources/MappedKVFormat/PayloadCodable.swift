@@ -1,4 +1,4 @@
-/// A type whose values have an MMKV value payload encoding (MMKV-FORMAT.md section 2.5).
+/// A type whose values have an MMKV value payload encoding (docs/FORMAT.md section 2.5).
 ///
 /// The file stores no type tag: the reader chooses the type. Decoding reads from the start of the
 /// payload and ignores trailing bytes, as MMKV's getters do.

@@ -1,6 +1,6 @@
 /// One key/value record of the data region: `varint(keyLength) key varint(valueLength) value`.
 ///
-/// A record whose value is empty is a deletion (MMKV-FORMAT.md sections 2.3 and 2.7).
+/// A record whose value is empty is a deletion (docs/FORMAT.md sections 2.3 and 2.7).
 public enum Record {
     /// The encoded size of a record with the given key and value lengths.
     @inlinable

@@ -55,7 +55,7 @@ public struct DecodeSummary: Equatable, Sendable {
     public var isComplete: Bool { error == nil }
 }
 
-/// Walks the records of a data region as MMKV's `decodeOneMap` does (MMKV-FORMAT.md section 2.6).
+/// Walks the records of a data region as MMKV's `decodeOneMap` does (docs/FORMAT.md section 2.6).
 ///
 /// The decoder reports every record it can parse, in file order, and stops at the first error.
 /// A *strict* load discards everything when ``DecodeSummary/error`` is set; a *greedy* load keeps

@@ -1,4 +1,4 @@
-// Fixed and varint encodings of numbers and booleans (MMKV-FORMAT.md section 2.5).
+// Fixed and varint encodings of numbers and booleans (docs/FORMAT.md section 2.5).
 
 extension Bool: PayloadCodable {
     /// One byte, `00` or `01`.

@@ -1,6 +1,6 @@
 /// The protobuf base-128 varint: 7 bits a byte, least significant group first.
 ///
-/// Writers emit only the minimal encoding, as MMKV does (MMKV-FORMAT.md section 0).
+/// Writers emit only the minimal encoding, as MMKV does (docs/FORMAT.md section 0).
 public enum Varint {
     /// The longest encoding of a 64-bit value, in bytes.
     public static let maxLength = 10

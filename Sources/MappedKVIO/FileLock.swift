@@ -8,7 +8,7 @@ public enum LockKind: Sendable, Equatable {
     case exclusive
 }
 
-/// A recursive `flock(2)` lock on one open file, with MMKV's counting rules (MMKV-FORMAT.md 6.1).
+/// A recursive `flock(2)` lock on one open file, with MMKV's counting rules (docs/FORMAT.md 6.1).
 ///
 /// Nested locks only count. An exclusive lock requested while holding a shared one is an upgrade
 /// (non-blocking attempt, then unlock and a blocking lock): it is **not atomic**, so whoever upgrades

@@ -6,7 +6,7 @@ private func put(_ value: UInt64, width: Int, at offset: Int, in bytes: inout [U
     for index in 0..<width { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> UInt64(8 * index)) }
 }
 
-/// A meta struct built by hand at the offsets of MMKV-FORMAT.md 3.1.
+/// A meta struct built by hand at the offsets of docs/FORMAT.md 3.1.
 private func handBuiltMeta() -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: 112)
     put(0x1122_3344, width: 4, at: 0, in: &bytes)  // crc
@@ -46,7 +46,7 @@ private func differingOffsets(_ a: MetaInfo, _ b: MetaInfo) -> [Int] {
 
 @Suite("Meta info")
 struct MetaInfoTests {
-    @Test("the field offsets and size match MMKV-FORMAT.md 3.1")
+    @Test("the field offsets and size match docs/FORMAT.md 3.1")
     func layout() {
         #expect(MetaInfo.size == 112)
         #expect(MetaInfo.Offset.crcDigest == 0)

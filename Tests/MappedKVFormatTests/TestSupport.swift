@@ -221,7 +221,7 @@ func liveKeys(_ region: [UInt8], _ locations: [RecordLocation]) -> [[UInt8]: [UI
     return live
 }
 
-/// The worked example of MMKV-FORMAT.md 2.11: its data region and expected state.
+/// The worked example of docs/FORMAT.md 2.11: its data region and expected state.
 struct WorkedExample {
     var region: [UInt8]
     var meta: [String: String]

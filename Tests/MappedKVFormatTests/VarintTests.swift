@@ -21,7 +21,7 @@ private func readVarint(_ bytes: [UInt8], at position: Int = 0) throws(FormatErr
     }
 }
 
-/// The minimal length by the thresholds of MMKV-FORMAT.md section 0 (1 byte below 2^7, 2 below 2^14, ...).
+/// The minimal length by the thresholds of docs/FORMAT.md section 0 (1 byte below 2^7, 2 below 2^14, ...).
 private func expectedLength(_ value: UInt64) -> Int {
     var length = 1
     while length < 10 && value >= (UInt64(1) << UInt64(7 * length)) { length += 1 }

@@ -34,7 +34,7 @@ import Testing
             location: location, configuration: Configuration(), logger: MappedKV.silentLogger, signal: ChangeSignal())
         // The check must come before the bytes are touched: this buffer is never read.
         let fake = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: 0x1000), count: 1 << 31)
-        #expect(throws: MappedKVError.valueTooLarge(1 << 31)) { try core.setPayload(fake, forKey: "big") }
+        #expect(throws: MappedKVError.valueTooLarge(size: 1 << 31)) { try core.setPayload(fake, forKey: "big") }
         #expect(throws: MappedKVError.self) {
             try core.setPayload(UnsafeRawBufferPointer(start: nil, count: 0), forKey: "empty")
         }

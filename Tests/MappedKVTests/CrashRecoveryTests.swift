@@ -71,7 +71,9 @@ import Testing
         try restore(torn, dir)
         try writeFile(dir.file("s.writeback"), journal.serialized)
         // A read-only open cannot finish it, and says so without writing.
-        #expect(throws: MappedKVError.corrupted("s", .interruptedWriteBack)) { _ = try open(dir, key, readOnly: true) }
+        #expect(throws: MappedKVError.corrupted(id: "s", reason: .interruptedWriteBack)) {
+            _ = try open(dir, key, readOnly: true)
+        }
         #expect(try snapshot(dir).data == torn.data)
 
         let store = try open(dir, key)

@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func legacyStoresWithoutARandomIVAreUpgradedOnFirstWrite() throws {
-        // Meta version 1: the IV is the first 16 bytes of the padded key (MMKV-FORMAT.md section 4).
+        // Meta version 1: the IV is the first 16 bytes of the padded key (docs/FORMAT.md section 4).
         let dir = TemporaryDirectory("enc-legacy")
         let key = Self.keyB
         var region = [0x80, 0x80, 0x80, 0x01] + [3] + Array("old".utf8) + [6, 5] + Array("value".utf8)
@@ -197,7 +197,7 @@ import Testing
             _ = try MappedKV(
                 id: "s", directory: encrypted.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
         }
-        #expect(error == .corrupted("s", .undecodable(.invalidUTF8)))
+        #expect(error == .corrupted(id: "s", reason: .undecodable(.invalidUTF8)))
         let report = StoreInspector.inspect(
             location: try StoreLocation(id: "s", directory: encrypted.path),
             dataFile: fileBytes(encrypted.file("s")), metaFile: fileBytes(encrypted.file("s.crc")), cryptKey: key)
@@ -255,6 +255,6 @@ import Testing
             _ = try MappedKV(
                 id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
         }
-        #expect(error == .corrupted("s", .undecodable(.malformedVarint(offset: 0))))
+        #expect(error == .corrupted(id: "s", reason: .undecodable(.malformedVarint(offset: 0))))
     }
 }

@@ -15,7 +15,7 @@ final class ManualClock: Sendable {
     var expiryClock: ExpiryClock { ExpiryClock { self.now } }
 }
 
-/// MMKV-compatible key expiry (MMKV-FORMAT.md section 5) with an injected clock.
+/// MMKV-compatible key expiry (docs/FORMAT.md section 5) with an injected clock.
 @Suite struct ExpiryTests {
     func meta(_ dir: TemporaryDirectory) throws -> MetaInfo {
         try MetaInfo(parsing: try #require(fileBytes(dir.file("s.crc"))))
@@ -88,7 +88,7 @@ final class ManualClock: Sendable {
         store.close()
         let data = try #require(fileBytes(dir.file("s")))
         let size = Int(try meta(dir).actualSize)
-        // MMKV-FORMAT.md section 5's verified example: key "s" = "str" expiring at 0x6b00e650.
+        // docs/FORMAT.md section 5's verified example: key "s" = "str" expiring at 0x6b00e650.
         #expect(
             Array(data[(4 + size - 11)..<(4 + size)]) == [
                 0x01, 0x73, 0x08, 0x03, 0x73, 0x74, 0x72, 0x50, 0xE6, 0x00, 0x6B,

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import MappedKVCrypto
 
-/// An independent reader of MMKV files, written from MMKV-FORMAT.md without the library's format code,
+/// An independent reader of MMKV files, written from docs/FORMAT.md without the library's format code,
 /// used to check that the files MappedKV writes follow the format exactly.
 enum FileStructure {
     static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))

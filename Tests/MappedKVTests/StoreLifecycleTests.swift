@@ -46,7 +46,7 @@ import Testing
         let store = try MappedKV(id: "s", directory: dir.path)
         var sizes: [Int] = [try store.totalSize]
         var sequence = try meta(dir).sequence
-        // About 60-byte records, as in MMKV-FORMAT.md 2.10's observation.
+        // About 60-byte records, as in docs/FORMAT.md 2.10's observation.
         let value = String(repeating: "v", count: 50)
         for i in 0..<400 {
             try store.set(value, forKey: String(format: "key-%04d", i))

@@ -111,7 +111,7 @@ public enum RecoveryDecision: String, Sendable, Equatable, CustomStringConvertib
     case recover
     /// Start empty. A read-write store first copies both damaged files aside.
     case discard
-    /// Throw ``MappedKVError/corrupted(_:_:)`` and leave the files exactly as they are.
+    /// Throw ``MappedKVError/corrupted(id:reason:)`` and leave the files exactly as they are.
     case fail
 
     /// The decision when no handler is configured: recover from CRC and length damage (a verified

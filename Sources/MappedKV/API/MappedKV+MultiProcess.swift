@@ -36,7 +36,7 @@ extension MappedKV {
         return try shared.core.withLock { core throws -> R? in
             // The transaction lends the locked core to `body` for the duration of the call only.
             let lent = LentCore(core: core)
-            return try lent.core.exclusively(blocking: blocking) { () throws -> R in
+            return try lent.core.withExclusiveLock(blocking: blocking) { () throws -> R in
                 let transaction = Transaction(core: lent.core)
                 defer { transaction.end() }
                 return try body(transaction)

@@ -80,7 +80,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// Stores `value` under `key`, replacing any previous value.
     ///
     /// - Throws: ``MappedKVError/invalidKey(_:)`` for an empty key or one over 16 KiB,
-    ///   ``MappedKVError/valueTooLarge(_:)`` for 2 GiB or more, or an I/O error.
+    ///   ``MappedKVError/valueTooLarge(size:)`` for 2 GiB or more, or an I/O error.
     public func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws(MappedKVError) {
         try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key) }
     }
@@ -95,7 +95,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
         try withCore { (core) throws(MappedKVError) -> V? in try core.value(V.self, forKey: key) }
     }
 
-    /// The stored payload bytes of `key` (the type-specific encoding of MMKV-FORMAT.md 2.5), or nil.
+    /// The stored payload bytes of `key` (the type-specific encoding of docs/FORMAT.md 2.5), or nil.
     public func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
         try withCore { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
     }
@@ -119,7 +119,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
 
     /// Removes `key`; removing an absent key does nothing.
     public func removeValue(forKey key: String) throws(MappedKVError) {
-        try withCore { (core) throws(MappedKVError) in try core.remove(key) }
+        try withCore { (core) throws(MappedKVError) in try core.removeValue(forKey: key) }
     }
 
     /// Whether `key` has a value.
@@ -135,14 +135,14 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// Every key, sorted by UTF-8 bytes.
     public var allKeys: [String] {
         get throws(MappedKVError) {
-            try withCore { (core) throws(MappedKVError) -> [String] in try core.keys() }
+            try withCore { (core) throws(MappedKVError) -> [String] in try core.allKeys() }
                 .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
     }
 
     /// Every key with its stored payload bytes, sorted by key bytes.
     public func entries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
-        try withCore { (core) throws(MappedKVError) -> [(key: String, payload: [UInt8])] in try core.sortedEntries() }
+        try withCore { (core) throws(MappedKVError) -> [(key: String, payload: [UInt8])] in try core.entries() }
     }
 
     // MARK: Files
@@ -206,14 +206,14 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// since 1970, so expiry times past 2106-02-07 are clamped to that date.
     public func enableKeyExpiry(defaultDuration: Duration = .zero) throws(MappedKVError) {
         let seconds = MappedKV.expirySeconds(defaultDuration)
-        try withCore { (core) throws(MappedKVError) in try core.configureExpiry(enabled: true, defaultDuration: seconds)
+        try withCore { (core) throws(MappedKVError) in try core.enableKeyExpiry(defaultDuration: seconds)
         }
     }
 
     /// Turns key expiry off, removing the expiry time from every value (a rewrite). Keys that have
     /// already expired are dropped.
     public func disableKeyExpiry() throws(MappedKVError) {
-        try withCore { (core) throws(MappedKVError) in try core.configureExpiry(enabled: false, defaultDuration: 0) }
+        try withCore { (core) throws(MappedKVError) in try core.disableKeyExpiry() }
     }
 
     /// Whether key expiry is on (meta flag bit 0).
@@ -247,7 +247,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// `checkReSetCryptKey`): use it after another process changed the key. If the files do not
     /// decode with `key`, this throws and the store keeps its current state.
     public func adoptCryptKey(_ key: CryptKey?) throws(MappedKVError) {
-        try withCore { (core) throws(MappedKVError) in try core.adoptKey(key) }
+        try withCore { (core) throws(MappedKVError) in try core.adoptCryptKey(key) }
     }
 
     /// Flushes both files to disk (`msync`). Appends are otherwise left to the kernel, as in MMKV.

@@ -44,19 +44,19 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A key is empty or longer than ``MappedKVFormat/RecordLimits/maximumKeyLength``.
     case invalidKey(String)
     /// A value payload is 2 GiB or larger, which MMKV cannot read back.
-    case valueTooLarge(Int)
+    case valueTooLarge(size: Int)
     /// An argument (store ID, directory, payload) is unusable.
     case invalidArgument(String)
     /// The data region would outgrow what the format can address.
     case storeFull(String)
     /// The store's files are damaged or inconsistent; nothing was changed on disk.
-    case corrupted(String, CorruptionReason)
+    case corrupted(id: String, reason: CorruptionReason)
     /// A read-only store was asked to write.
     case readOnly
     /// The store was closed.
     case closed(String)
     /// A read-only open found no store.
-    case storeNotFound(String)
+    case storeNotFound(path: String)
     /// A stored value could not be decoded as the requested type.
     case valueDecodingFailed(key: String, type: String, reason: String)
     /// A value could not be encoded (for example a `Codable` value that fails to encode).
@@ -65,7 +65,7 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     case unsupported(String)
     /// The store is open in another process in a mode that cannot share it (single-process
     /// mode against anything else), or in this process with a different configuration.
-    case modeConflict(String, String)
+    case modeConflict(id: String, reason: String)
     /// A system call failed.
     case system(SystemError)
 
@@ -85,5 +85,12 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
         case .modeConflict(let id, let detail): "store '\(id)' cannot be opened in this mode: \(detail)"
         case .system(let error): error.description
         }
+    }
+}
+
+extension MappedKVError {
+    /// The error for a data region that would outgrow what the format can address.
+    static var regionFull: MappedKVError {
+        .storeFull("the data region would exceed \(RecordLimits.maximumRegionLength) bytes")
     }
 }

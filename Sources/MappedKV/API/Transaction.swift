@@ -35,7 +35,7 @@ extension MappedKV {
 
         /// Removes `key`.
         public func removeValue(forKey key: String) throws(MappedKVError) {
-            try activeCore().remove(key)
+            try activeCore().removeValue(forKey: key)
         }
 
         /// Whether `key` has a value.
@@ -50,7 +50,9 @@ extension MappedKV {
 
         /// Every key, sorted by UTF-8 bytes.
         public var allKeys: [String] {
-            get throws(MappedKVError) { try activeCore().keys().sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+            get throws(MappedKVError) {
+                try activeCore().allKeys().sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            }
         }
     }
 }

@@ -68,7 +68,7 @@ enum StoreRegistry {
     /// The shared instance for `location`, opened if no handle has it open.
     ///
     /// An instance already open must have been opened in the same mode, with the same access and
-    /// key; anything else throws ``MappedKVError/modeConflict(_:_:)``.
+    /// key; anything else throws ``MappedKVError/modeConflict(id:reason:)``.
     static func open(
         _ location: StoreLocation, configuration: Configuration, logger: Logger
     ) throws(MappedKVError) -> SharedStore {
@@ -80,14 +80,15 @@ enum StoreRegistry {
                 if store.isMultiProcess != configuration.isMultiProcess || store.isReadOnly != configuration.isReadOnly
                 {
                     throw .modeConflict(
-                        location.id,
-                        "this process already has it open "
+                        id: location.id,
+                        reason: "this process already has it open "
                             + (store.isMultiProcess ? "in multi-process mode" : "in single-process mode")
                             + (store.isReadOnly ? ", read-only" : ", read-write"))
                 }
                 let sameKey = store.core.withLock { core in core.cryptKey == configuration.cryptKey }
                 guard sameKey else {
-                    throw .modeConflict(location.id, "this process already has it open with a different encryption key")
+                    throw .modeConflict(
+                        id: location.id, reason: "this process already has it open with a different encryption key")
                 }
                 entry.handles += 1
                 entries[identity] = entry

@@ -1,6 +1,6 @@
 import MappedKVFormat
 
-/// MMKV's rules for sizing the data file (MMKV-FORMAT.md section 2.10), as pure functions.
+/// MMKV's rules for sizing the data file (docs/FORMAT.md section 2.10), as pure functions.
 enum FileSizePolicy {
     /// The largest data file MappedKV maps: the region is addressed by `UInt32` offsets.
     static func maximumFileSize(pageSize: Int) -> Int {

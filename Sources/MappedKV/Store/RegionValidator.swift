@@ -31,8 +31,7 @@ enum RegionValidator {
     /// A wrong key usually breaks the record framing; this and UTF-8 keys catch it when it does not.
     static func implausibleHolder(in region: UnsafeRawBufferPointer) -> FormatError? {
         guard !region.isEmpty else { return nil }
-        var cursor = ByteCursor(region)
-        guard (try? cursor.readVarint64()) != nil, cursor.position <= maximumPlausibleHolderLength else {
+        guard let length = ItemSizeHolder.length(in: region), length <= maximumPlausibleHolderLength else {
             return .malformedVarint(offset: 0)
         }
         return nil

@@ -16,7 +16,7 @@ final class StoreFiles {
     private let data: MappedRegion
     private let meta: MappedRegion
     private var isOpen = true
-    /// The inter-process lock: `flock` on the meta file (MMKV-FORMAT.md 6.1).
+    /// The inter-process lock: `flock` on the meta file (docs/FORMAT.md 6.1).
     let lock: FileLock
     /// The data file's device and inode, which identify the store within a process.
     let identity: FileIdentity
@@ -54,15 +54,16 @@ final class StoreFiles {
         let dataExists = Directory.fileExists(location.dataPath)
         let metaExists = Directory.fileExists(location.metaPath)
         if readOnly {
-            guard dataExists, metaExists else { throw .storeNotFound(location.dataPath) }
+            guard dataExists, metaExists else { throw .storeNotFound(path: location.dataPath) }
         } else if !dataExists || !metaExists {
             try refuseToRecreateHalf(location, dataExists: dataExists, metaExists: metaExists)
-            do { try Directory.create(location.fileDirectory) } catch { throw .system(error) }
+            try systemCall { () throws(SystemError) in try Directory.create(location.fileDirectory) }
         }
         let access: FileDescriptor.Access = readOnly ? .readOnly : .readWriteCreate
         let dataFile: FileDescriptor
         let metaFile: FileDescriptor
-        do { dataFile = try FileDescriptor.open(location.dataPath, access: access) } catch { throw .system(error) }
+        dataFile = try systemCall { () throws(SystemError) in try FileDescriptor.open(location.dataPath, access: access)
+        }
         do { metaFile = try FileDescriptor.open(location.metaPath, access: access) } catch {
             dataFile.close()
             throw .system(error)
@@ -91,8 +92,8 @@ final class StoreFiles {
             dataFile.close()
             metaFile.close()
             throw .modeConflict(
-                location.id,
-                multiProcess
+                id: location.id,
+                reason: multiProcess
                     ? "another process has it open in single-process mode"
                     : readOnly
                         ? "another process has it open for writing in single-process mode"
@@ -122,27 +123,27 @@ final class StoreFiles {
         _ location: StoreLocation, dataExists: Bool, metaExists: Bool
     ) throws(MappedKVError) {
         if dataExists && !metaExists {
-            let data: [UInt8]
-            do {
-                let file = try FileDescriptor.open(location.dataPath, access: .readOnly)
-                defer { file.close() }
-                data = try file.read(count: try file.size(), at: 0)
-            } catch { throw .system(error) }
+            let data = try readFile(location.dataPath)
             // An all-zero data file holds nothing: creating its meta is safe.
-            if data.contains(where: { $0 != 0 }) { throw .corrupted(location.id, .metaFileMissing) }
+            if data.contains(where: { $0 != 0 }) { throw .corrupted(id: location.id, reason: .metaFileMissing) }
         }
         if metaExists && !dataExists {
-            let bytes: [UInt8]
-            do {
-                let file = try FileDescriptor.open(location.metaPath, access: .readOnly)
-                defer { file.close() }
-                bytes = try file.read(count: MetaInfo.size, at: 0)
-            } catch { throw .system(error) }
+            let bytes = try readFile(location.metaPath, count: MetaInfo.size)
             if bytes.count >= MetaInfo.size, let meta = try? MetaInfo(parsing: bytes),
                 meta.normalized.holdsActualSize, meta.actualSize > 0
             {
-                throw .corrupted(location.id, .dataFileMissing)
+                throw .corrupted(id: location.id, reason: .dataFileMissing)
             }
+        }
+    }
+
+    /// The first `count` bytes of the file at `path` (all of it when `count` is nil).
+    private static func readFile(_ path: String, count: Int? = nil) throws(MappedKVError) -> [UInt8] {
+        try systemCall { () throws(SystemError) in
+            let file = try FileDescriptor.open(path, access: .readOnly)
+            defer { file.close() }
+            guard let count else { return try file.read(count: try file.size(), at: 0) }
+            return try file.read(count: count, at: 0)
         }
     }
 
@@ -179,18 +180,18 @@ final class StoreFiles {
 
     /// The data file's size on disk now (`fstat`), which another process may have changed.
     func currentDataFileSize() throws(MappedKVError) -> Int {
-        do { return try dataFile.size() } catch { throw .system(error) }
+        try systemCall { () throws(SystemError) in try dataFile.size() }
     }
 
     /// Remaps either file whose size on disk differs from its mapping. Call it under the lock,
     /// before reading anything another process may have resized.
     func refreshMappings() throws(MappedKVError) {
-        do {
+        try systemCall { () throws(SystemError) in
             let dataSize = try dataFile.size()
             if dataSize != data.length { try data.remap(file: dataFile, length: dataSize) }
             let metaSize = try metaFile.size()
             if metaSize != meta.length { try meta.remap(file: metaFile, length: metaSize) }
-        } catch { throw .system(error) }
+        }
     }
 
     /// The whole mapped meta file.
@@ -218,24 +219,24 @@ final class StoreFiles {
         precondition(!isReadOnly)
         guard meta.length < pageSize || meta.length % pageSize != 0 else { return }
         let target = PageSize.roundUp(max(meta.length, pageSize), pageSize: pageSize)
-        do {
+        try systemCall { () throws(SystemError) in
             try metaFile.allocate(upTo: target)
             try meta.remap(file: metaFile, length: target)
-        } catch { throw .system(error) }
+        }
         recorder?.record(.metaSize(target))
     }
 
     /// Sets the data file's size and remaps it. Growth reserves disk blocks; bytes past the old end read as zeros.
     func resizeData(to size: Int) throws(MappedKVError) {
         precondition(!isReadOnly)
-        do {
+        try systemCall { () throws(SystemError) in
             if size > data.length {
                 try dataFile.allocate(upTo: size)
             } else {
                 try dataFile.truncate(to: size)
             }
             try data.remap(file: dataFile, length: size)
-        } catch { throw .system(error) }
+        }
         recorder?.record(.dataSize(size))
     }
 
@@ -305,6 +306,14 @@ final class StoreFiles {
         recorder?.record(.meta(offset: MetaInfo.Offset.actualSize, bytes: littleEndianBytes(actualSize)))
     }
 
+    /// Tells other processes that the data file was resized: increments `meta`'s sequence (a meta
+    /// that keeps one, version 1 on) and stores it, so that they remap before reading on.
+    func announceResize(_ meta: inout MetaInfo) {
+        guard meta.version >= .sequence else { return }
+        meta.sequence &+= 1
+        writeSequence(meta.sequence)
+    }
+
     /// Stores only the meta's sequence (one aligned 4-byte store), after every earlier store.
     func writeSequence(_ sequence: UInt32) {
         precondition(!isReadOnly && meta.length >= MetaInfo.size, "meta file not sized for writing")
@@ -332,10 +341,8 @@ final class StoreFiles {
             throw .system(error)
         }
         defer { file.close() }
-        do {
-            let bytes = try file.read(count: try file.size(), at: 0)
-            return .some(WriteBackJournal(parsing: bytes))
-        } catch { throw .system(error) }
+        let bytes = try systemCall { () throws(SystemError) in try file.read(count: try file.size(), at: 0) }
+        return .some(WriteBackJournal(parsing: bytes))
     }
 
     /// Writes `journal` to its file, flushed to disk if `sync`.
@@ -358,7 +365,7 @@ final class StoreFiles {
 
     /// Deletes the journal file.
     func removeJournal() throws(MappedKVError) {
-        do { try FileDescriptor.remove(location.journalPath) } catch { throw .system(error) }
+        try systemCall { () throws(SystemError) in try FileDescriptor.remove(location.journalPath) }
         recorder?.record(.journalRemoved)
     }
 
@@ -380,13 +387,13 @@ final class StoreFiles {
 
     /// Flushes the data file's mapping to disk.
     func synchronizeData() throws(MappedKVError) {
-        do { try data.synchronize() } catch { throw .system(error) }
+        try systemCall { () throws(SystemError) in try data.synchronize() }
         recorder?.record(.sync(.data))
     }
 
     /// Flushes the meta file's mapping to disk.
     func synchronizeMeta() throws(MappedKVError) {
-        do { try meta.synchronize() } catch { throw .system(error) }
+        try systemCall { () throws(SystemError) in try meta.synchronize() }
         recorder?.record(.sync(.meta))
     }
 }

@@ -25,7 +25,7 @@ struct SoundRegion {
 /// A repair of the meta that loses nothing: the files hold exactly a state the meta recorded.
 enum LosslessRepair: Equatable {
     /// The header holds the size the meta's CRC covers (a store downgraded to a pre-2.4 MMKV and
-    /// upgraded again; MMKV-FORMAT.md 7.3a).
+    /// upgraded again; docs/FORMAT.md 7.3a).
     case headerSize
     /// A process died between storing an append's CRC and its size: the size is advanced to the
     /// record boundary whose running CRC equals the stored one.
@@ -55,7 +55,7 @@ enum LoadAssessment {
     case damaged(DamageFinding)
 
     /// Assesses `dataFile` (the whole file, header included) against `storedMeta`, in MMKV's
-    /// order (MMKV-FORMAT.md section 7) and then further:
+    /// order (docs/FORMAT.md section 7) and then further:
     /// 1. sizes in range and the region's CRC equal to the meta's: a strict load;
     /// 2. the header's size, if the meta's CRC covers exactly that (MMKV's downgrade-and-upgrade case);
     /// 3. a record boundary past the recorded size whose running CRC equals the meta's: an append
@@ -105,7 +105,7 @@ enum LoadAssessment {
             ? UnsafeRawBufferPointer(rebasing: dataFile[4...]) : UnsafeRawBufferPointer(start: nil, count: 0)
         let empty = SoundRegion(
             meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0,
-            cipher: key.map { StoreCore.stream(for: meta, key: $0) }, repair: nil)
+            cipher: key.map { meta.regionStream(for: $0) }, repair: nil)
 
         if RegionValidator.isBlankMetaOverData(meta: meta, dataFile: dataFile) {
             let proposal = RecoveryProposal(
@@ -187,10 +187,10 @@ enum LoadAssessment {
     ) -> LoadAssessment {
         // The mirror gets the whole region's capacity, so appends up to the file's end never reallocate it.
         var plain = MirrorBuffer.make(copying: UnsafeRawBufferPointer(rebasing: stored), capacity: stored.base.count)
-        let cipher = key.map { StoreCore.stream(for: meta, key: $0) }
+        let cipher = key.map { meta.regionStream(for: $0) }
         if let cipher { plain.withUnsafeMutableBytes { cipher.decrypt($0) } }
         var index = KeyIndex()
-        let (summary, hasNonUTF8Key) = StoreCore.buildIndex(&index, from: plain, start: 0)
+        let (summary, hasNonUTF8Key) = index.decodeRecords(of: plain, from: 0)
         let region = SoundRegion(
             meta: meta, header: header, plain: plain, index: index,
             recordCount: summary.recordCount, cipher: cipher, repair: repair)
@@ -209,7 +209,7 @@ enum LoadAssessment {
         // Keep the records before the bad one: the CRC covers them.
         var keptPlain = Array(plain[0..<summary.validEnd])
         var keptIndex = KeyIndex()
-        let keptSummary = StoreCore.buildIndex(&keptIndex, from: keptPlain, start: 0).summary
+        let keptSummary = keptIndex.decodeRecords(of: keptPlain, from: 0).summary
         keptPlain = keptSummary.error == nil ? keptPlain : []
         var keptMeta = meta
         keptMeta.actualSize = UInt32(keptPlain.count)

@@ -24,7 +24,7 @@ struct RegionScan {
     init(stored: UnsafeRawBufferPointer, meta: MetaInfo, key: CryptKey?) {
         var plain = [UInt8](stored)
         if let key {
-            plain.withUnsafeMutableBytes { CFBStream(key: key, iv: StoreCore.iv(for: meta, key: key)).decrypt($0) }
+            plain.withUnsafeMutableBytes { meta.regionStream(for: key).decrypt($0) }
         }
         var boundaries = [Boundary(end: 0, crc: 0)]
         var running: UInt32 = 0
@@ -35,11 +35,9 @@ struct RegionScan {
             boundaries.append(Boundary(end: end, crc: running))
         }
         plain.withUnsafeBytes { region in
-            guard !region.isEmpty else { return }
-            var cursor = ByteCursor(region)
-            guard (try? cursor.readVarint64()) != nil else { return }
-            advance(to: cursor.position)
-            _ = RecordDecoder.decode(region, from: cursor.position, skipsHolder: false) { record in
+            guard let holderLength = ItemSizeHolder.length(in: region) else { return }
+            advance(to: holderLength)
+            _ = RecordDecoder.decode(region, from: holderLength, skipsHolder: false) { record in
                 advance(to: record.end)
             }
         }

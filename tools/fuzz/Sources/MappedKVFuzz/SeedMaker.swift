@@ -4,7 +4,7 @@ import MappedKVFormat
 
 /// Writes the seed corpus (`tools/fuzz/corpus-seed/`) from the test vectors: each MMKV-written
 /// store of `Vectors/mmkv-2.4.2/` in every layout and several open modes, a few damaged variants,
-/// and the worked example of MMKV-FORMAT.md 2.11 (`Vectors/format/worked-example-2.11.hex`).
+/// and the worked example of docs/FORMAT.md 2.11 (`Vectors/format/worked-example-2.11.hex`).
 ///
 /// Run by tools/fuzz.sh as `mappedkv-fuzz --make-seeds Vectors tools/fuzz/corpus-seed`.
 /// The output is deterministic: file names say what each seed is.

@@ -3,7 +3,7 @@ import MappedKVCrypto
 /// Where a store's two files live: `<directory>/<id>` and `<directory>/<id>.crc`.
 ///
 /// IDs containing any of `\ / : * ? " < > |` are stored as `<directory>/specialCharacter/<md5 hex of id>`,
-/// as MMKV does (MMKV-FORMAT.md section 1).
+/// as MMKV does (docs/FORMAT.md section 1).
 public struct StoreLocation: Equatable, Hashable, Sendable {
     /// The store's ID, as given.
     public let id: String

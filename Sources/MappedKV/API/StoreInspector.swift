@@ -2,72 +2,6 @@ import MappedKVCrypto
 import MappedKVFormat
 import MappedKVIO
 
-/// What ``StoreInspector`` found in a store's files. Reading it changes nothing on disk.
-public struct InspectionReport: Sendable, Equatable {
-    /// The store's file paths.
-    public var location: StoreLocation
-    /// The data file's size in bytes.
-    public var dataFileSize: Int
-    /// The meta file's size in bytes.
-    public var metaFileSize: Int
-    /// The meta struct as stored, or nil if the meta file is shorter than 112 bytes.
-    public var storedMeta: MetaInfo?
-    /// The data file's 4-byte header.
-    public var header: UInt32
-    /// The used size MMKV would load (from the meta from version 3, else the header).
-    public var actualSize: Int
-    /// Whether the used size fits in the data file.
-    public var lengthIsValid: Bool
-    /// The CRC of the data region, when the size is valid.
-    public var computedCRC: UInt32?
-    /// Whether the last-confirmed state (size and CRC at the last full write-back) still checks out.
-    public var lastConfirmedIsValid: Bool
-    /// The item-size holder's bytes.
-    public var holder: [UInt8]
-    /// The decoder's pass over the region, when the size is valid.
-    public var decode: DecodeSummary?
-    /// Live keys after the decode.
-    public var liveKeyCount: Int
-    /// Deletion records in the region.
-    public var deletionRecordCount: Int
-    /// Records superseded by a later record of the same key, or by a deletion.
-    public var supersededRecordCount: Int
-    /// Bytes of the live records (the holder excluded).
-    public var liveBytes: Int
-    /// The first problem found, or nil if the store is sound.
-    public var problem: String?
-    /// What opening the store would do: load it as it is, repair it losslessly, or report damage.
-    public var verdict: LoadVerdict = .sound
-    /// Whether a write-back journal (`<data file>.writeback`) is present.
-    public var journalPresent = false
-
-    /// Whether sizes, CRC and decoding all check out.
-    public var isSound: Bool { problem == nil }
-    /// Whether the CRC of the region matches the meta.
-    public var crcIsValid: Bool { computedCRC != nil && computedCRC == storedMeta?.normalized.crcDigest }
-    /// Data file bytes per live byte (1 would be a file holding only live records).
-    public var spaceAmplification: Double { Double(dataFileSize) / Double(max(liveBytes, 1)) }
-}
-
-/// What opening a store would do with its files, as ``StoreInspector`` predicts it.
-public enum LoadVerdict: Sendable, Equatable, CustomStringConvertible {
-    /// The files load as they are.
-    case sound
-    /// The files load after a repair that loses nothing (an append interrupted between its two
-    /// meta stores, or the size held in the header), written by the next read-write open.
-    case losslessRepair(String)
-    /// The files are damaged: what the recovery handler would be told.
-    case damaged(DamageEvent)
-
-    public var description: String {
-        switch self {
-        case .sound: "sound"
-        case .losslessRepair(let what): "repairable without loss: \(what)"
-        case .damaged(let event): "damaged: \(event.reason)"
-        }
-    }
-}
-
 /// Reads a store's files without opening the store and reports on their state, damage included.
 public enum StoreInspector {
     /// Inspects the store `id` under `directory`, decrypting with `cryptKey` if given.
@@ -76,7 +10,7 @@ public enum StoreInspector {
     ) throws(MappedKVError) -> InspectionReport {
         let location = try StoreLocation(id: id, directory: directory)
         guard Directory.fileExists(location.dataPath) || Directory.fileExists(location.metaPath) else {
-            throw .storeNotFound(location.dataPath)
+            throw .storeNotFound(path: location.dataPath)
         }
         let data = try readWholeFile(location.dataPath)
         let meta = try readWholeFile(location.metaPath)
@@ -85,13 +19,32 @@ public enum StoreInspector {
         return report
     }
 
+    /// The write-back journal that a writer killed during a full write-back left behind, or nil if
+    /// there is none.
+    ///
+    /// It is looked for under the store's shared inter-process lock (docs/FORMAT.md 6.1), so the
+    /// journal of a write-back in progress in a live process, which removes it before releasing
+    /// its exclusive lock, is never mistaken for an interrupted one. Call it from a process that
+    /// does not have the store open: `flock` locks of one process on two descriptors of a file
+    /// block each other.
+    public static func interruptedWriteBackJournal(id: String, directory: String) throws(MappedKVError) -> [UInt8]? {
+        let location = try StoreLocation(id: id, directory: directory)
+        guard Directory.fileExists(location.metaPath) else { throw .storeNotFound(path: location.dataPath) }
+        let meta = try systemCall { () throws(SystemError) in
+            try FileDescriptor.open(location.metaPath, access: .readOnly)
+        }
+        defer { meta.close() }  // which also releases the lock
+        try systemCall { () throws(SystemError) in try FileLock(meta).lock(.shared) }
+        return try readWholeFile(location.journalPath)
+    }
+
     private static func readWholeFile(_ path: String) throws(MappedKVError) -> [UInt8]? {
         guard Directory.fileExists(path) else { return nil }
-        do {
+        return try systemCall { () throws(SystemError) in
             let file = try FileDescriptor.open(path, access: .readOnly)
             defer { file.close() }
             return try file.read(count: try file.size(), at: 0)
-        } catch { throw .system(error) }
+        }
     }
 
     /// Inspects the given file contents; nil stands for a missing file.
@@ -149,10 +102,7 @@ public enum StoreInspector {
                 : UnsafeRawBufferPointer(rebasing: bytes[4..<(4 + size)])
             report.computedCRC = CRC32.update(0, stored)
             var plaintext = [UInt8](stored)
-            if let cryptKey {
-                let iv = meta.version >= .randomIV ? meta.iv.bytes : cryptKey.legacyIV
-                plaintext.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
-            }
+            if let cryptKey { plaintext.withUnsafeMutableBytes { meta.regionStream(for: cryptKey).decrypt($0) } }
             if report.computedCRC != meta.crcDigest {
                 report.problem =
                     report.problem
@@ -208,10 +158,7 @@ public enum StoreInspector {
                 live[key] = record.end - record.start
             }
         }
-        if !region.isEmpty {
-            var cursor = ByteCursor(region)
-            if (try? cursor.readVarint64()) != nil { report.holder = Array(region[0..<cursor.position]) }
-        }
+        report.holder = Array(region.prefix(ItemSizeHolder.length(in: region) ?? 0))
         report.decode = summary
         report.liveKeyCount = live.count
         report.deletionRecordCount = deletions

@@ -1,0 +1,18 @@
+/// What opening a store would do with its files, as ``StoreInspector`` predicts it.
+public enum LoadVerdict: Sendable, Equatable, CustomStringConvertible {
+    /// The files load as they are.
+    case sound
+    /// The files load after a repair that loses nothing (an append interrupted between its two
+    /// meta stores, or the size held in the header), written by the next read-write open.
+    case losslessRepair(String)
+    /// The files are damaged: what the recovery handler would be told.
+    case damaged(DamageEvent)
+
+    public var description: String {
+        switch self {
+        case .sound: "sound"
+        case .losslessRepair(let what): "repairable without loss: \(what)"
+        case .damaged(let event): "damaged: \(event.reason)"
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import Logging
+import MappedKVCrypto
+import MappedKVFormat
+import MappedKVIO
+
+/// Reads a store's files into a fresh state: the one loader behind an open, a reload after
+/// another process's change, and a recovery.
+///
+/// It finishes interrupted writes without loss and hands damage to the caller's policy; it never
+/// calls back into ``StoreCore``, which only adopts what it returns. The byte-level rules it
+/// applies are in docs/FORMAT.md, sections 7 (loading and recovery) and 8 (the write-back journal).
+enum StoreLoader {
+    /// Everything a load reads from the files.
+    struct LoadedState {
+        /// The region as loaded (or as recovered).
+        var region: SoundRegion
+        var stamp: MetaStamp
+        /// What was done about damage, if any was found.
+        var recovery: RecoveryReport?
+        /// The state is a recovery that the files do not hold yet: a full write-back must follow.
+        var needsRewrite = false
+    }
+
+    /// What a load may do about an interrupted write.
+    enum Access {
+        /// Nothing: a read-only instance repairs in memory or reports the damage.
+        case readOnly
+        /// The shared lock is held: a repair needs the exclusive one first.
+        case shared
+        /// The exclusive lock (or single-process ownership) and write access: repairs are written.
+        case exclusive
+    }
+
+    /// Who decides about damage found by a load.
+    enum DamagePolicy {
+        /// The configured handler, or ``RecoveryDecision/default(for:)`` without one.
+        case consult(RecoveryHandler?)
+        /// Nobody: damage throws (for reloading with a candidate key, which must change nothing).
+        case fail
+    }
+
+    /// The result of a load.
+    enum Outcome {
+        /// The files were read.
+        case loaded(LoadedState)
+        /// An interrupted write must be repaired, or damage handled, which needs the exclusive lock.
+        case needsExclusiveLock
+    }
+
+    /// Reads the files into a fresh state, remapping them at their current sizes first.
+    ///
+    /// Interrupted writes are repaired without loss (with ``Access/exclusive``; in memory
+    /// only when read-only): a write-back that left its journal is finished from it, and a meta
+    /// whose CRC covers more than its size is completed (see ``LoadAssessment``). Damage goes to
+    /// `policy`: `.fail` throws and changes nothing; `.recover` and `.discard` copy both files
+    /// aside (when writable) and return a state that the caller must write back
+    /// (``LoadedState/needsRewrite``).
+    static func load(
+        _ files: StoreFiles, key: CryptKey?, access: Access, policy: DamagePolicy, logger: Logger
+    ) throws(MappedKVError) -> Outcome {
+        let id = files.location.id
+        try files.refreshMappings()
+        if case .some(let journal) = try files.readJournal() {
+            switch journalAction(journal, files: files) {
+            case .ignore:
+                if access != .readOnly { try files.removeJournal() }
+            case .redo(let journal):
+                switch access {
+                case .readOnly: throw .corrupted(id: id, reason: .interruptedWriteBack)
+                case .shared: return .needsExclusiveLock
+                case .exclusive:
+                    logger.warning(
+                        "finishing an interrupted write-back",
+                        metadata: ["id": "\(id)", "sequence": "\(journal.meta.sequence)"])
+                    try files.ensureMetaSize(pageSize: PageSize.current)
+                    try files.applyWriteBack(journal, staleEnd: files.dataFileSize - 4, sync: true)
+                    try files.removeJournal()
+                }
+            }
+        }
+        switch LoadAssessment.assess(dataFile: files.dataFileBytes, metaFile: files.metaFileBytes, key: key) {
+        case .sound(let region):
+            if let repair = region.repair {
+                switch access {
+                case .shared: return .needsExclusiveLock
+                case .exclusive:
+                    logger.warning(
+                        "repairing the meta size",
+                        metadata: [
+                            "id": "\(id)", "repair": "\(repair)", "actualSize": "\(region.meta.actualSize)",
+                        ])
+                    try files.ensureMetaSize(pageSize: PageSize.current)
+                    files.writeMeta(region.meta, .crcAndSizeOnly)
+                case .readOnly: break
+                }
+            }
+            return .loaded(LoadedState(region: region, stamp: files.metaStamp()))
+        case .damaged(let finding):
+            if access == .shared { return .needsExclusiveLock }
+            return .loaded(try recover(finding, files: files, access: access, policy: policy, logger: logger))
+        }
+    }
+
+    /// Puts damage to `policy`: throws for `.fail`; otherwise copies the files aside (when
+    /// writable) and returns the kept or blank state, which a writer must write back.
+    private static func recover(
+        _ finding: DamageFinding, files: StoreFiles, access: Access, policy: DamagePolicy, logger: Logger
+    ) throws(MappedKVError) -> LoadedState {
+        let id = files.location.id
+        let event = finding.event(storeID: id, isReadOnly: access == .readOnly)
+        logger.error("store damaged", metadata: ["id": "\(id)", "damage": "\(event)"])
+        let decision: RecoveryDecision
+        switch policy {
+        case .fail: decision = .fail
+        case .consult(let handler): decision = handler?(event) ?? .default(for: event)
+        }
+        guard decision != .fail else { throw .corrupted(id: id, reason: finding.reason) }
+        var quarantined: [String] = []
+        if access == .exclusive {
+            quarantined = try Quarantine.copy(files)
+            logger.error("copied the damaged files aside", metadata: ["id": "\(id)", "copies": "\(quarantined)"])
+        }
+        let region = decision == .recover ? finding.kept : LoadAssessment.blank(finding.kept)
+        logger.error(
+            "recovering damaged store",
+            metadata: [
+                "id": "\(id)", "decision": "\(decision)", "keys": "\(region.index.count)",
+                "inMemoryOnly": "\(access == .readOnly)",
+            ])
+        let report = RecoveryReport(event: event, decision: decision, quarantinedFiles: quarantined)
+        return LoadedState(
+            region: region, stamp: files.metaStamp(), recovery: report, needsRewrite: access == .exclusive)
+    }
+
+    /// What to do with a write-back journal found at load.
+    enum JournalAction {
+        /// It never took effect (torn, or the marker is absent) or was completed and appended
+        /// to since: delete it.
+        case ignore
+        /// The write-back may be incomplete: finish it (doing it again is harmless).
+        case redo(WriteBackJournal)
+    }
+
+    /// Decides from the meta whether a journal's write-back may be incomplete. It may be when the
+    /// meta carries the marker sequence and either its CRC and size are the old or the new ones,
+    /// or any other byte of the struct differs from the new meta (the whole-struct store was cut
+    /// short). A finished write-back followed by appends differs from the new meta only in its
+    /// CRC and size, which appends change and nothing else does.
+    static func journalAction(_ journal: WriteBackJournal?, files: StoreFiles) -> JournalAction {
+        guard let journal else { return .ignore }
+        let stamp = files.metaStamp()
+        guard stamp.sequence == journal.markerSequence else { return .ignore }
+        if stamp.crcDigest == journal.base.crcDigest || stamp.crcDigest == journal.meta.crcDigest,
+            stamp.actualSize == journal.base.actualSize || stamp.actualSize == journal.meta.actualSize
+        {
+            return .redo(journal)
+        }
+        let stored = files.metaFileBytes
+        guard stored.count >= MetaInfo.size else { return .redo(journal) }
+        let final = journal.meta.serialized
+        let appendFields = [
+            MetaInfo.Offset.crcDigest..<(MetaInfo.Offset.crcDigest + 4),
+            MetaInfo.Offset.actualSize..<(MetaInfo.Offset.actualSize + 4),
+        ]
+        for offset in 0..<MetaInfo.size where !appendFields.contains(where: { $0.contains(offset) }) {
+            if stored[offset] != final[offset] { return .redo(journal) }
+        }
+        return .ignore
+    }
+}

@@ -1,0 +1,131 @@
+import MappedKVFormat
+
+// Appends: a set or a remove writes one record at the end of the region (encrypted by continuing
+// the cipher stream) and then the meta's CRC and size, in that order, so a reader or a process
+// killed halfway sees either the old region or the new one (docs/FORMAT.md 2.7). When the record
+// does not fit, ``StoreCore/makeRoom(_:incomingLength:)`` grows or compacts the file first.
+extension StoreCore {
+    /// Encodes `value` and appends it as the new record of `key`, expiring after `duration` seconds
+    /// (nil: the store's default; 0: never) when key expiry is on.
+    func set<V: PayloadCodable>(
+        _ value: V, forKey key: String, expiresAfter duration: UInt32? = nil
+    ) throws(MappedKVError) {
+        // Payloads are encoded one after another into the scratch buffer, which is emptied only
+        // once it passes a few KiB (emptying an array costs more than a small set), and dropped
+        // when a large value left it with a large capacity.
+        var buffer = scratch
+        scratch = []
+        if buffer.count > Self.scratchLimit {
+            if buffer.capacity > 16 * Self.scratchLimit { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
+        }
+        let start = buffer.count
+        defer { scratch = buffer }
+        value.encodePayload(into: &buffer)
+        try buffer.withRawBytes { (all) throws(MappedKVError) in
+            try setPayload(UnsafeRawBufferPointer(rebasing: all[start...]), forKey: key, expiresAfter: duration)
+        }
+    }
+
+    /// The bytes of encoded payloads the scratch buffer accumulates before it is emptied.
+    private static let scratchLimit = 4_096
+
+    /// Appends a record holding `payload` (plus the expiry suffix when expiry is on) for `key`.
+    func setPayload(
+        _ payload: UnsafeRawBufferPointer, forKey key: String, expiresAfter duration: UInt32? = nil
+    ) throws(MappedKVError) {
+        try Self.validate(key: key)
+        guard !payload.isEmpty else {
+            throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
+        }
+        guard payload.count <= RecordLimits.maximumValueLength else { throw .valueTooLarge(size: payload.count) }
+        try writing { (files) throws(MappedKVError) in
+            // Another process may have turned expiry on or off while this one waited for the lock.
+            let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
+            guard payload.count + suffixLength <= RecordLimits.maximumValueLength else {
+                throw .valueTooLarge(size: payload.count)
+            }
+            if duration != nil && !expiryEnabled {
+                throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
+            }
+            let keyLength = key.utf8.count
+            let valueLength = payload.count + suffixLength
+            let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
+            if index.isEmpty || needsRandomIV || meta.version < .flag {
+                try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
+            } else if recordLength >= spaceLeft(files) {
+                try makeRoom(files, incomingLength: recordLength)
+            }
+            let start = mirror.count
+            Varint.append(UInt64(keyLength), to: &mirror)
+            let keyStart = mirror.count
+            Self.withBytes(of: key) { mirror.append(contentsOf: $0) }
+            Varint.append(UInt64(valueLength), to: &mirror)
+            let valueStart = mirror.count
+            mirror.append(contentsOf: payload)
+            if expiryEnabled {
+                let expiry = ExpirySuffix.expiration(
+                    now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
+                ExpirySuffix.append(expiry, to: &mirror)
+            }
+            commitAppend(files, from: start)
+            let slot = ValueSlot(
+                keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
+                keyLength: UInt16(keyLength), keyOffset: UInt8(keyStart - start))
+            mirror.withUnsafeBytes { bytes in _ = index.update(slot, in: bytes) }
+        }
+    }
+
+    /// Removes `key` with a deletion record; an absent key is not an error.
+    func removeValue(forKey key: String) throws(MappedKVError) {
+        try Self.validate(key: key)
+        try writing { (files) throws(MappedKVError) in
+            let removed = mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.remove($0, in: bytes) } }
+            guard removed != nil else { return }
+            let keyLength = key.utf8.count
+            let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
+            if recordLength < spaceLeft(files) {
+                let start = mirror.count
+                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
+                commitAppend(files, from: start)
+            } else if index.isEmpty {
+                try clearAll()
+            } else {
+                // The compaction drops the key, so no deletion record is needed.
+                try writeBack(files, incomingLength: 0, needSync: true)
+            }
+        }
+    }
+
+    /// Checks a key's length: 1 byte to ``RecordLimits/maximumKeyLength``.
+    static func validate(key: String) throws(MappedKVError) {
+        let length = key.utf8.count
+        guard length > 0 else { throw .invalidKey("key is empty") }
+        guard length <= RecordLimits.maximumKeyLength else {
+            throw .invalidKey("key is \(length) bytes; the limit is \(RecordLimits.maximumKeyLength)")
+        }
+    }
+
+    /// The bytes between the end of the region and the end of the data file.
+    func spaceLeft(_ files: StoreFiles) -> Int { files.dataFileSize - 4 - mirror.count }
+
+    /// Writes `mirror[start...]` to the file (encrypted by continuing the stream, for an encrypted
+    /// store) and updates the CRC and size in the meta (two 4-byte stores).
+    private func commitAppend(_ files: StoreFiles, from start: Int) {
+        mirror.withUnsafeBytes { bytes in
+            let stored = files.writeRegion(
+                UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
+            let crc = CRC32.update(meta.crcDigest, stored)
+            if meta.version >= .flag {
+                // The common case: two 4-byte stores, without copying the meta struct.
+                meta.crcDigest = crc
+                meta.actualSize = UInt32(bytes.count)
+                files.writeCRCAndSize(crc: crc, actualSize: UInt32(bytes.count))
+            } else {
+                let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
+                files.writeMeta(meta, write)
+            }
+        }
+        recordCount += 1
+        observed = files.metaStamp()
+    }
+}

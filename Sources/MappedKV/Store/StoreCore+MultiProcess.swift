@@ -1,0 +1,156 @@
+import MappedKVCrypto
+import MappedKVFormat
+import MappedKVIO
+
+// Locks, and catching up with other processes' writes.
+//
+// In multi-process mode every read first compares the meta stamp in the shared mapping with the
+// one last seen (no system call); only when it differs does it take the shared `flock` and reload
+// what changed. Every write takes the exclusive `flock`, catches up, writes, and releases it. The
+// invariant: no state is read or written under a stamp other than ``StoreCore/observed`` without
+// first catching up (docs/FORMAT.md section 6).
+extension StoreCore {
+    /// Takes the inter-process lock; true if another process may have written since.
+    func takeLock(_ files: StoreFiles, _ kind: LockKind) throws(MappedKVError) -> Bool {
+        try systemCall { () throws(SystemError) in try files.lock.lock(kind) }
+    }
+
+    /// Releases one level of the inter-process lock. A failure closes the store, which releases it.
+    func releaseLock(_ kind: LockKind) {
+        guard let files else { return }
+        do { try files.lock.unlock(kind) } catch { _ = poison(.system(error)) }
+    }
+
+    /// Makes the in-memory state current before a read. In the steady state this is three loads
+    /// from the meta mapping and no system call.
+    @inline(__always)
+    func prepareRead() throws(MappedKVError) {
+        guard let files else { throw .closed(closedReason ?? "the store was closed") }
+        guard isMultiProcess, files.metaStamp() != observed else { return }
+        try catchUpUnderSharedLock(files)
+    }
+
+    @inline(never)
+    private func catchUpUnderSharedLock(_ files: StoreFiles) throws(MappedKVError) {
+        _ = try takeLock(files, .shared)
+        defer { releaseLock(.shared) }
+        try catchUp(files)
+    }
+
+    /// Runs a write under the exclusive lock, after catching up with other processes' writes.
+    func writing<R>(_ body: (StoreFiles) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
+        let files = try writableFiles()
+        guard isMultiProcess else { return try body(files) }
+        let changed = try takeLock(files, .exclusive)
+        defer { releaseLock(.exclusive) }
+        if changed { try catchUp(files) }
+        return try body(files)
+    }
+
+    /// Runs `body` holding the exclusive inter-process lock, up to date with the files; with
+    /// `blocking` false, returns nil at once if another process holds the lock.
+    func withExclusiveLock<R>(blocking: Bool, _ body: () throws -> R) throws -> R? {
+        let files = try openFiles()
+        guard isMultiProcess else { return try body() }
+        let changed: Bool
+        if blocking {
+            changed = try takeLock(files, .exclusive)
+        } else {
+            let attempt = try systemCall { () throws(SystemError) in try files.lock.tryLockExclusive() }
+            guard let attempt else { return nil }
+            changed = attempt
+        }
+        defer { releaseLock(.exclusive) }
+        if changed { try catchUp(files) }
+        return try body()
+    }
+
+    /// Looks for other processes' changes now (MMKV's `checkContentChanged`); true if one was found.
+    func checkForChanges() throws(MappedKVError) -> Bool {
+        let files = try openFiles()
+        guard isMultiProcess else { return false }
+        let before = pendingChanges.count
+        _ = try takeLock(files, .shared)
+        defer { releaseLock(.shared) }
+        try catchUp(files)
+        return pendingChanges.count > before
+    }
+
+    /// The changes noticed since the last call.
+    func takePendingChanges() -> [ExternalChange] {
+        signal.pending.store(false, ordering: .relaxed)
+        defer { pendingChanges = [] }
+        return pendingChanges
+    }
+
+    /// Brings the state up to date with the files, under a lock already held (docs/FORMAT.md 6.3):
+    /// nothing changed, an append (decode just the tail), or anything else (full reload).
+    private func catchUp(_ files: StoreFiles) throws(MappedKVError) {
+        let stamp = files.metaStamp()
+        let fileSize = try files.currentDataFileSize()
+        guard stamp != observed || fileSize != files.dataFileSize else { return }
+        let change: ExternalChange.Kind
+        if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let records = loadTail(files, stamp) {
+            change = .appended(records: records)
+        } else {
+            try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))
+            change = .reloaded
+        }
+        logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
+        pendingChanges.append(ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence))
+        signal.pending.store(true, ordering: .relaxed)
+    }
+
+    /// Decodes just the records another process appended, if the new bytes extend the old CRC to
+    /// the stored one; returns how many, or nil when a full reload is needed instead.
+    private func loadTail(_ files: StoreFiles, _ stamp: MetaStamp) -> Int? {
+        let oldLength = mirror.count
+        let newLength = Int(stamp.actualSize)
+        guard meta.holdsActualSize, newLength > oldLength, 4 + newLength <= files.dataFileSize else { return nil }
+        let tail = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[(4 + oldLength)..<(4 + newLength)])
+        guard CRC32.update(meta.crcDigest, tail) == stamp.crcDigest else { return nil }
+        let stream = cipher?.copy()
+        mirror.append(contentsOf: tail)
+        if let stream {
+            mirror.withUnsafeMutableBytes { stream.decrypt(UnsafeMutableRawBufferPointer(rebasing: $0[oldLength...])) }
+        }
+        let (summary, _) = index.decodeRecords(of: mirror, from: oldLength)
+        guard summary.error == nil else { return nil }  // the full reload rebuilds mirror and index
+        if let stream { cipher = stream }
+        meta.crcDigest = stamp.crcDigest
+        meta.actualSize = stamp.actualSize
+        recordCount += summary.recordCount
+        observed = stamp
+        return summary.recordCount
+    }
+
+    /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an
+    /// interrupted write must be repaired or damage handled first.
+    private func reload(_ files: StoreFiles, key: CryptKey?, policy: StoreLoader.DamagePolicy) throws(MappedKVError) {
+        let access: StoreLoader.Access =
+            configuration.isReadOnly
+            ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)
+        switch try StoreLoader.load(files, key: key, access: access, policy: policy, logger: logger) {
+        case .loaded(let state):
+            try adopt(state, files)
+        case .needsExclusiveLock:
+            _ = try takeLock(files, .exclusive)
+            defer { releaseLock(.exclusive) }
+            let outcome = try StoreLoader.load(files, key: key, access: .exclusive, policy: policy, logger: logger)
+            guard case .loaded(let state) = outcome else {
+                throw .corrupted(id: location.id, reason: .interruptedWriteBack)
+            }
+            try adopt(state, files)
+        }
+    }
+
+    /// Reloads the store with `key` without rewriting anything (MMKV's `checkReSetCryptKey`).
+    /// If the files do not decode with it, this throws and nothing changes.
+    func adoptCryptKey(_ key: CryptKey?) throws(MappedKVError) {
+        let files = try openFiles()
+        if isMultiProcess { _ = try takeLock(files, .shared) }
+        defer { if isMultiProcess { releaseLock(.shared) } }
+        try reload(files, key: key, policy: .fail)
+        cryptKey = key
+    }
+}

@@ -1,0 +1,135 @@
+import MappedKVFormat
+
+// Reads: every value is served from the process-private mirror, found through the index, after
+// ``StoreCore/prepareRead()`` made the state current. In the steady state a read costs a stamp
+// comparison, a hash lookup and a decode. A value whose expiry suffix is in the past is absent.
+extension StoreCore {
+    /// Every live key, in no particular order (the API layer sorts them).
+    func allKeys() throws(MappedKVError) -> [String] {
+        try prepareRead()
+        let now = expiryEnabled ? configuration.clock.now() : 0
+        return mirror.withUnsafeBytes { bytes in
+            var keys: [String] = []
+            keys.reserveCapacity(index.count)
+            index.forEachSlot { slot in
+                if liveValueRange(slot, now: now) != nil {
+                    keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self))
+                }
+            }
+            return keys
+        }
+    }
+
+    /// The number of live keys.
+    func count() throws(MappedKVError) -> Int {
+        try prepareRead()
+        guard expiryEnabled else { return index.count }
+        let now = configuration.clock.now()
+        var live = 0
+        index.forEachSlot { slot in if liveValueRange(slot, now: now) != nil { live += 1 } }
+        return live
+    }
+
+    /// Whether `key` is live.
+    func contains(_ key: String) throws(MappedKVError) -> Bool {
+        try prepareRead()
+        return liveValueRange(forKey: key) != nil
+    }
+
+    /// Decodes the value of `key` as `V`, or returns nil if the key is absent.
+    @inline(__always)
+    func value<V: PayloadCodable>(_ type: V.Type, forKey key: String) throws(MappedKVError) -> V? {
+        try prepareRead()
+        guard let range = liveValueRange(forKey: key) else { return nil }
+        do {
+            return try mirror.withRawBytes { (bytes) throws(FormatError) -> V in
+                try V(payload: UnsafeRawBufferPointer(rebasing: bytes[range]))
+            }
+        } catch {
+            throw .valueDecodingFailed(key: key, type: "\(V.self)", reason: error.description)
+        }
+    }
+
+    /// The stored payload bytes of `key`, or nil if the key is absent.
+    func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
+        try prepareRead()
+        guard let range = liveValueRange(forKey: key) else { return nil }
+        return Array(mirror[range])
+    }
+
+    /// Every live key with its payload, sorted by key bytes.
+    func entries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
+        try prepareRead()
+        let now = expiryEnabled ? configuration.clock.now() : 0
+        var entries: [(key: [UInt8], payload: [UInt8])] = []
+        entries.reserveCapacity(index.count)
+        index.forEachSlot { slot in
+            if let range = liveValueRange(slot, now: now) {
+                entries.append((Array(mirror[slot.keyRange]), Array(mirror[range])))
+            }
+        }
+        return
+            entries
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            .map { (key: String(decoding: $0.key, as: UTF8.self), payload: $0.payload) }
+    }
+
+    /// A snapshot of the file-level state.
+    func info() throws(MappedKVError) -> StoreInfo {
+        try prepareRead()
+        let holderBytes = Array(mirror.prefix(holderLength))
+        return StoreInfo(
+            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: meta,
+            fileSize: dataFileSize, actualSize: actualSize, keyCount: try count(), recordCount: recordCount,
+            holder: holderBytes, header: header)
+    }
+
+    /// The length of the item-size holder varint that starts a non-empty region.
+    var holderLength: Int {
+        mirror.withUnsafeBytes { ItemSizeHolder.length(in: $0) ?? 0 }
+    }
+
+    // MARK: Lookup
+
+    /// Calls `body` with the UTF-8 bytes of `key`, without copying them when the string is native.
+    @inline(__always)
+    static func withBytes<R>(of key: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if let result = key.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+            return result
+        }
+        return Array(key.utf8).withUnsafeBytes(body)
+    }
+
+    /// The slot of `key`, or nil if it is absent.
+    @inline(__always)
+    func slot(forKey key: String) -> ValueSlot? {
+        let slot = mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) } }
+        if let slot { return slot }
+        return index.repairedCount > 0 ? repairedSlot(forKey: key) : nil
+    }
+
+    /// The slot of a key that is not UTF-8 and whose repair is `key` (out of line: the rare path).
+    @inline(never)
+    private func repairedSlot(forKey key: String) -> ValueSlot? {
+        mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.repairedSlot(for: $0, in: bytes) } }
+    }
+
+    /// The value bytes of a slot without any expiry suffix, or nil if the value has expired.
+    /// A value shorter than the suffix is returned as it is, as MMKV does.
+    @inline(__always)
+    func liveValueRange(_ slot: ValueSlot, now: UInt32) -> Range<Int>? {
+        let range = slot.valueRange
+        guard expiryEnabled else { return range }
+        let time = mirror.withUnsafeBytes { ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: $0[range])) }
+        guard let time else { return range }
+        return ExpirySuffix.isExpired(time, now: now) ? nil : range.dropLast(ExpirySuffix.length)
+    }
+
+    /// The live value range of `key`, or nil if it is absent or expired.
+    @inline(__always)
+    func liveValueRange(forKey key: String) -> Range<Int>? {
+        guard let slot = slot(forKey: key) else { return nil }
+        guard expiryEnabled else { return slot.valueRange }
+        return liveValueRange(slot, now: configuration.clock.now())
+    }
+}

@@ -1,0 +1,215 @@
+import MappedKVCrypto
+import MappedKVFormat
+import MappedKVIO
+
+// Whole-file changes: compaction, growth and every rewrite of the region.
+//
+// A rewrite is crash-safe through the write-back journal (docs/FORMAT.md section 8): the new
+// region and meta are written to `<data file>.writeback` first, then a marker sequence, then the
+// region in place, then the whole meta with its sequence last. A process killed anywhere in
+// between leaves files that the next load (in any process) either finishes from the journal or
+// finds untouched. After a rewrite, mirror, index, meta and cipher describe the new region.
+extension StoreCore {
+    /// How a rewrite changes each value (for turning key expiry on or off).
+    enum ValueTransform {
+        /// Append an expiry suffix with this time to every value.
+        case addExpiry(UInt32)
+        /// Remove the last 4 bytes of every value.
+        case removeExpiry
+    }
+
+    /// An encrypted store whose meta predates random IVs (version < 2) is rewritten with one, as MMKV does.
+    var needsRandomIV: Bool { cipher != nil && meta.version < .randomIV }
+
+    /// A fresh IV and a stream from it, for an encrypted store; nil for a plain one.
+    func freshCipher() -> (iv: InitializationVector, stream: CFBStream)? {
+        guard let key = cryptKey else { return nil }
+        let bytes = SecureRandom.bytes(16)
+        guard let iv = InitializationVector(bytes) else { return nil }
+        return (iv, CFBStream(key: key, iv: bytes))
+    }
+
+    /// Makes room for a record of `incomingLength` bytes that does not fit. A region that holds
+    /// dead records (or values that may have expired) is compacted by a full write-back, as MMKV
+    /// does. A region of live records only would be rewritten byte for byte, so instead the file
+    /// just grows by MMKV's doubling rule and the sequence increments (other processes remap);
+    /// the records stay where they are and nothing but the file size changes on disk.
+    func makeRoom(_ files: StoreFiles, incomingLength: Int) throws(MappedKVError) {
+        guard !expiryEnabled, holderLength + index.recordBytes == mirror.count else {
+            return try writeBack(files, incomingLength: incomingLength, needSync: true)
+        }
+        guard
+            let newSize = FileSizePolicy.sizeForWriteBack(
+                fileSize: files.dataFileSize, liveLength: mirror.count, incomingLength: incomingLength,
+                liveCount: index.count, needSync: true, pageSize: pageSize)
+        else {
+            throw .regionFull
+        }
+        try files.resizeData(to: newSize)
+        files.announceResize(&meta)
+        observed = files.metaStamp()
+        mirror = mirror.withUnsafeBytes { MirrorBuffer.make(copying: $0, capacity: newSize - 4) }
+        logger.debug(
+            "grew the data file",
+            metadata: ["id": "\(location.id)", "fileSize": "\(newSize)", "sequence": "\(meta.sequence)"])
+    }
+
+    /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength`
+    /// bytes; `transform`, `flags` and `staleEnd` as ``rewrite(_:needSync:transform:flags:staleEnd:chooseFileSize:)``.
+    func writeBack(
+        _ files: StoreFiles, incomingLength: Int, needSync: Bool, transform: ValueTransform? = nil,
+        flags: MetaFlags? = nil, staleEnd: Int? = nil
+    ) throws(MappedKVError) {
+        let currentSize = files.dataFileSize
+        let liveCount = index.count
+        let page = pageSize
+        try rewrite(files, needSync: needSync, transform: transform, flags: flags, staleEnd: staleEnd) { length in
+            FileSizePolicy.sizeForWriteBack(
+                fileSize: currentSize, liveLength: length, incomingLength: incomingLength,
+                liveCount: liveCount, needSync: needSync, pageSize: page)
+        }
+    }
+
+    /// Writes a recovered state back as a fresh region (the damaged files were copied aside):
+    /// every stale byte past it is zeroed and the sequence increments, so the files are sound again.
+    func writeRecovery(_ files: StoreFiles) throws(MappedKVError) {
+        if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize) {
+            files.announceResize(&meta)
+        }
+        try writeBack(files, incomingLength: 0, needSync: true, staleEnd: max(0, files.dataFileSize - 4))
+        logger.error(
+            "recovered store written back",
+            metadata: ["id": "\(location.id)", "keys": "\(index.count)", "sequence": "\(meta.sequence)"])
+    }
+
+    /// Carries out a whole-file change crash-safely (see ``WriteBackJournal``): the journal, any
+    /// growth, the marker sequence, then the in-place rewrite and the new meta, then the journal's
+    /// removal. A failure before the marker changes nothing; after it, the store closes and the
+    /// next load (in any process) finishes the write-back from the journal.
+    func commit(_ files: StoreFiles, _ journal: WriteBackJournal, staleEnd: Int, sync: Bool) throws(MappedKVError) {
+        try files.writeJournal(journal, sync: sync)
+        do {
+            if journal.fileSize > UInt64(files.dataFileSize) { try files.resizeData(to: Int(journal.fileSize)) }
+        } catch {
+            try? files.removeJournal()
+            throw error
+        }
+        do {
+            files.writeSequence(journal.markerSequence)
+            if sync { try files.synchronizeMeta() }
+            try files.applyWriteBack(journal, staleEnd: staleEnd, sync: sync)
+        } catch {
+            throw poison(error)
+        }
+        do { try files.removeJournal() } catch {
+            // Harmless: the sequence has moved past the marker, so the next load ignores it.
+            logger.warning(
+                "could not remove the write-back journal", metadata: ["id": "\(location.id)", "error": "\(error)"])
+        }
+        observed = files.metaStamp()
+    }
+
+    /// Rewrites the data region as a fresh holder plus every live record (expired ones dropped,
+    /// values transformed if asked), sizes the file with `chooseFileSize(newLength)`, and stores the
+    /// whole meta with the sequence incremented and, if given, new flags (version exactly 4).
+    func rewrite(
+        _ files: StoreFiles, needSync: Bool, transform: ValueTransform? = nil, flags: MetaFlags? = nil,
+        staleEnd: Int? = nil, chooseFileSize: (Int) -> Int?
+    ) throws(MappedKVError) {
+        if expiryEnabled { dropExpiredKeys() }  // as MMKV's filterExpiredKeys does
+        let holder = ItemSizeHolder.random()
+        let fresh: [UInt8]
+        let newFileSize: Int
+        var plan: CompactionPlan?
+        var rebuilt: KeyIndex?
+        if transform == nil, let compaction = mirror.withUnsafeBytes({ CompactionPlan(region: $0, slots: index) }) {
+            // Copy the runs of live records, in file order, into a mirror sized for the new file.
+            let length = holder.count + compaction.liveLength
+            guard let size = chooseFileSize(length) else { throw .regionFull }
+            fresh = mirror.withUnsafeBytes { old in
+                MirrorBuffer.make(capacity: max(length, size - 4)) { base in
+                    holder.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: holder.count) }
+                    var written = holder.count
+                    for run in compaction.runs {
+                        (base + written).copyMemory(from: old.baseAddress! + run.start, byteCount: run.length)
+                        written += run.length
+                    }
+                    return written
+                }
+            }
+            newFileSize = size
+            plan = compaction
+        } else {
+            let region = transformedRegion(holder: holder, transform: transform)
+            guard let size = chooseFileSize(region.bytes.count) else { throw .regionFull }
+            fresh = region.bytes.withUnsafeBytes { MirrorBuffer.make(copying: $0, capacity: size - 4) }
+            newFileSize = size
+            rebuilt = region.index
+        }
+        // An encrypted region is one stream from a fresh IV at position 0.
+        let newCipher = freshCipher()
+        var stored = fresh  // shares the storage unless it is encrypted
+        if let newCipher { stored.withUnsafeMutableBytes { newCipher.stream.encrypt($0) } }
+        let crc = stored.withUnsafeBytes { CRC32.update(0, $0) }
+        var newMeta = meta
+        _ = newMeta.update(actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)
+        if let flags {
+            newMeta.flags = flags
+            newMeta.version = .flag
+        }
+        // Old records past the new end would stay readable (in plain text, after encrypting a
+        // plain store); MMKV leaves them, the commit erases them.
+        let journal = WriteBackJournal(
+            base: files.metaStamp(), fileSize: UInt64(newFileSize), meta: newMeta, region: stored)
+        try commit(files, journal, staleEnd: staleEnd ?? mirror.count, sync: needSync)
+        meta = newMeta
+        mirror = fresh
+        if let plan {
+            let holderLength = holder.count
+            index.relocateSlots { slot in
+                slot.moved(by: holderLength + plan.newStart(ofRecordAt: slot.recordStart) - slot.recordStart)
+            }
+        } else if let rebuilt {
+            index = rebuilt
+        }
+        if let newCipher { cipher = newCipher.stream }
+        if let flags { expiryEnabled = flags.contains(.keyExpiry) }
+        recordCount = index.count
+        logger.debug(
+            "full write-back",
+            metadata: [
+                "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(fresh.count)",
+                "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
+            ])
+    }
+
+    /// The live records re-encoded one by one after `holder`, in file order, with each value
+    /// transformed, and an index of them.
+    private func transformedRegion(
+        holder: [UInt8], transform: ValueTransform?
+    ) -> (bytes: [UInt8], index: KeyIndex) {
+        var copy = holder
+        var newIndex = KeyIndex(minimumCapacity: index.count, hasher: index.hasher)
+        mirror.withUnsafeBytes { old in
+            for slot in index.slots.sorted(by: { $0.keyStart < $1.keyStart }) {
+                let start = copy.count
+                let key = UnsafeRawBufferPointer(rebasing: old[slot.keyRange])
+                var value = Array(old[slot.valueRange])
+                switch transform {
+                case .addExpiry(let time): ExpirySuffix.append(time, to: &value)
+                case .removeExpiry: if value.count > ExpirySuffix.length { value.removeLast(ExpirySuffix.length) }
+                case nil: break
+                }
+                value.withUnsafeBytes { Record.append(key: key, value: $0, to: &copy) }
+                let keyStart = start + Varint.size(of: UInt64(key.count))
+                let valueStart = copy.count - value.count
+                var newSlot = ValueSlot(
+                    keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(value.count),
+                    keyLength: slot.keyLength, keyOffset: UInt8(keyStart - start))
+                newSlot.keyIsRepaired = slot.keyIsRepaired
+                newIndex.insertNew(newSlot, hash: newIndex.hash(of: slot, in: old))
+            }
+        }
+        return (copy, newIndex)
+    }
+}

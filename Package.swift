@@ -47,6 +47,7 @@ let package = Package(
             name: "mappedkv",
             dependencies: [
                 "MappedKV",
+                "MappedKVCrypto",
                 "MappedKVFormat",
                 "MappedKVIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import MappedKV
-import MappedKVIO
 
 /// The parent side of a stress run: spawns the children of the same binary behind a start
 /// barrier, kills and restarts them on a schedule if asked, reaps them, and reports progress.
@@ -166,11 +165,8 @@ final class StressSupervisor {
     /// is one: looked for under a shared `flock` on the meta file, so a live child's write-back
     /// (which removes its journal before unlocking) is never mistaken for one.
     private func interruptedWriteBackJournal() -> [UInt8]? {
-        guard let location = try? StoreLocation(id: settings.id, directory: settings.root) else { return nil }
-        guard let meta = try? FileDescriptor.open(location.metaPath, access: .readOnly) else { return nil }
-        defer { meta.close() }  // also releases the lock
-        guard (try? FileLock(meta).lock(.shared)) != nil else { return nil }
-        guard let bytes = FileManager.default.contents(atPath: location.journalPath) else { return nil }
+        guard let bytes = try? StoreInspector.interruptedWriteBackJournal(id: settings.id, directory: settings.root)
+        else { return nil }
         return withUnsafeBytes(of: UInt64(bytes.count)) { Array($0) } + Array(bytes.suffix(8))
     }
 

@@ -2,8 +2,8 @@
 """Regenerates the vector files in this folder.
 
 Independent of the Swift code under test: CRCs come from Python's zlib, varints and payloads from a
-direct transcription of MMKV-FORMAT.md sections 0 and 2.5. Before writing anything the script
-cross-checks its encoder against the bytes of the worked example in MMKV-FORMAT.md 2.11 and against
+direct transcription of docs/FORMAT.md sections 0 and 2.5. Before writing anything the script
+cross-checks its encoder against the bytes of the worked example in docs/FORMAT.md 2.11 and against
 ../mmkv-2.4.2/a_plain/case_a.expect (payloads written by real MMKV 2.4.2).
 
 Usage: python3 Vectors/format/generate.py   (from the package root or from anywhere)
@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MASK64 = (1 << 64) - 1
 
 
-# --- encoders (MMKV-FORMAT.md 0 and 2.5) ---------------------------------------------------------
+# --- encoders (docs/FORMAT.md 0 and 2.5) ---------------------------------------------------------
 
 def varint(value):
     """Minimal protobuf base-128 varint of an unsigned 64-bit value."""
@@ -94,7 +94,7 @@ def worked_region():
     return region
 
 
-# The dump of MMKV-FORMAT.md 2.11, transcribed by hand (HDR excluded).
+# The dump of docs/FORMAT.md 2.11, transcribed by hand (HDR excluded).
 WORKED_DUMP = bytes.fromhex("".join([
     "80e0e974",                                  # holder
     "01 62 01 01",                               # "b" = true
@@ -238,19 +238,19 @@ def main():
     ], varint_rows())
 
     write("payloads.txt", [
-        "Value payloads (MMKV-FORMAT.md 2.5): type<TAB>value<TAB>expected payload (hex).",
+        "Value payloads (docs/FORMAT.md 2.5): type<TAB>value<TAB>expected payload (hex).",
         "Types: bool, int32, uint32, int64, uint64, int (stored as int64), float, double,",
         "string, bytes, strings (vector<string>).",
         "Values: integers in decimal; float/double as decimal text or inf/-inf (value = nearest float);",
         'string as a double-quoted literal with \\" and \\\\ escapes (UTF-8 text, may be non-ASCII);',
         "bytes as hex, '-' for no bytes; strings as [\"a\",\"bc\"] with the same quoting, [] for empty.",
-        "Expected payloads computed by generate.py from the rules of MMKV-FORMAT.md 2.5 and cross-checked",
+        "Expected payloads computed by generate.py from the rules of docs/FORMAT.md 2.5 and cross-checked",
         "against the worked example of 2.11 and ../mmkv-2.4.2/a_plain/case_a.expect.",
     ], payload_rows())
 
     region = worked_region()
     with open(os.path.join(HERE, "worked-example-2.11.hex"), "w") as f:
-        f.write("# MMKV-FORMAT.md 2.11: data file bytes [4, 4+actualSize) = holder + 12 records, as hex.\n")
+        f.write("# docs/FORMAT.md 2.11: data file bytes [4, 4+actualSize) = holder + 12 records, as hex.\n")
         f.write("# Whitespace and lines starting with '#' are ignored.\n")
         f.write(region[:4].hex() + "\n")
         pos = 4
@@ -280,7 +280,7 @@ def main():
     ]
     rows += [("key", k, live[k].hex()) for k in sorted(live, key=lambda s: s.encode())]
     write("worked-example-2.11.txt", [
-        "Expected state of the worked example of MMKV-FORMAT.md 2.11 (data region in worked-example-2.11.hex).",
+        "Expected state of the worked example of docs/FORMAT.md 2.11 (data region in worked-example-2.11.hex).",
         "meta<TAB>field<TAB>value: the 112-byte meta struct (crc values in hex, others decimal, iv in hex).",
         "region<TAB>what<TAB>value: facts about decoding the region (holder hex; counts decimal).",
         "key<TAB>name<TAB>payload hex: the live keys after decoding, sorted by key bytes ('b' was deleted).",

@@ -34,7 +34,7 @@ public enum StoreInspector {
             try FileDescriptor.open(location.metaPath, access: .readOnly)
         }
         defer { meta.close() }  // which also releases the lock
-        try systemCall { () throws(SystemError) in try FileLock(meta).lock(.shared) }
+        _ = try systemCall { () throws(SystemError) in try FileLock(meta).lock(.shared) }
         return try readWholeFile(location.journalPath)
     }
 

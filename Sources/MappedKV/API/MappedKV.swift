@@ -92,7 +92,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     public func value<V: PayloadCodable & Sendable>(
         forKey key: String, as type: V.Type = V.self
     ) throws(MappedKVError) -> V? {
-        try withCore { (core) throws(MappedKVError) -> V? in try core.value(V.self, forKey: key) }
+        try withCore { (core) throws(MappedKVError) -> V? in try core.value(forKey: key, as: V.self) }
     }
 
     /// The stored payload bytes of `key` (the type-specific encoding of docs/FORMAT.md 2.5), or nil.

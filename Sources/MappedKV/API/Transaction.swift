@@ -30,7 +30,7 @@ extension MappedKV {
         public func value<V: PayloadCodable & Sendable>(
             forKey key: String, as type: V.Type = V.self
         ) throws(MappedKVError) -> V? {
-            try activeCore().value(V.self, forKey: key)
+            try activeCore().value(forKey: key, as: V.self)
         }
 
         /// Removes `key`.

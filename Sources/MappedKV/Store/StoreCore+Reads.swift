@@ -38,7 +38,7 @@ extension StoreCore {
 
     /// Decodes the value of `key` as `V`, or returns nil if the key is absent.
     @inline(__always)
-    func value<V: PayloadCodable>(_ type: V.Type, forKey key: String) throws(MappedKVError) -> V? {
+    func value<V: PayloadCodable>(forKey key: String, as type: V.Type) throws(MappedKVError) -> V? {
         try prepareRead()
         guard let range = liveValueRange(forKey: key) else { return nil }
         do {

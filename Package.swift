@@ -56,6 +56,7 @@ let package = Package(
         ),
         .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat"]),
         .testTarget(name: "MappedKVCryptoTests", dependencies: ["MappedKVCrypto", "MappedKVFormat"]),
+        .testTarget(name: "MappedKVIOTests", dependencies: ["MappedKVIO"]),
         .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
         .testTarget(
             name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKV", "MappedKVFormat", "MappedKVCrypto"]),

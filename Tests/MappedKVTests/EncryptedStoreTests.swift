@@ -136,6 +136,40 @@ import Testing
         #expect(try reopened.string(forKey: "fresh") == "new")
     }
 
+    @Test func legacyStoresSurviveARemoveAsTheirFirstWrite() throws {
+        // A remove must not raise the meta version past 2 without a random IV: the next load
+        // would take the IV from the meta and read the region as garbage.
+        let dir = TemporaryDirectory("enc-legacy-remove")
+        let key = Self.keyB
+        var region = [0x80, 0x80, 0x80, 0x01] + [3] + Array("old".utf8) + [6, 5] + Array("value".utf8)
+        region += [4] + Array("keep".utf8) + [5, 4] + Array("kept".utf8)
+        region.withUnsafeMutableBytes { CFBStream(key: key, iv: key.legacyIV).encrypt($0) }
+        var data = [UInt8](repeating: 0, count: 4096)
+        data.replaceSubrange(4..<(4 + region.count), with: region)
+        let size = UInt32(region.count)
+        data.replaceSubrange(0..<4, with: [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), 0, 0])
+        var meta = MetaInfo()
+        meta.version = .sequence
+        meta.sequence = 1
+        meta.actualSize = size
+        meta.crcDigest = CRC32.checksum(region)
+        try writeFile(dir.file("s"), data)
+        try writeFile(dir.file("s.crc"), meta.serialized + [UInt8](repeating: 0, count: 4096 - 112))
+
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+        try store.removeValue(forKey: "old")
+        let upgraded = try self.meta(dir, "s")
+        #expect(upgraded.version >= .randomIV && upgraded.iv != InitializationVector(key.legacyIV)!)
+        store.close()
+        let reopened = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+        #expect(try reopened.string(forKey: "keep") == "kept")
+        #expect(try reopened.contains("old") == false)
+        try reopened.removeValue(forKey: "keep")
+        reopened.close()
+        let empty = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+        #expect(try empty.count == 0)
+    }
+
     @Test func wrongKeysAreRefusedAndWriteNothing() throws {
         let dir = TemporaryDirectory("enc-wrong")
         try copyGoldenStore("b_crypt", to: dir)

@@ -83,7 +83,9 @@ extension StoreCore {
             guard removed != nil else { return }
             let keyLength = key.utf8.count
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
-            if recordLength < spaceLeft(files) {
+            // A legacy encrypted store (no random IV yet) is rewritten with one, as a set does:
+            // appending would raise the meta version without storing an IV for the region.
+            if recordLength < spaceLeft(files) && !needsRandomIV {
                 let start = mirror.count
                 Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
                 commitAppend(files, from: start)

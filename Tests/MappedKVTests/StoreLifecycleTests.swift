@@ -92,6 +92,21 @@ import Testing
         #expect(try MappedKV(id: "s", directory: dir.path).bytes(forKey: "big-0") == big)
     }
 
+    @Test func trimKeepsWholePagesWhenTheFileGrewFromAnotherCapacity() throws {
+        // A file grown from a 3-page expected capacity halves to 1.5 pages; trim rounds up to 2.
+        let dir = TemporaryDirectory("trim-pages")
+        let wide = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(expectedCapacity: 3 * 4096))
+        try wide.set("v", forKey: "k")
+        #expect(try wide.totalSize == 3 * 4096)
+        wide.close()
+        let store = try MappedKV(id: "s", directory: dir.path)
+        try store.trim()
+        let size = try store.totalSize
+        #expect(size % 4096 == 0 && size < 3 * 4096, "trim left \(size) bytes")
+        #expect(try store.string(forKey: "k") == "v")
+        #expect(FileStructure.problems(directory: dir.path, id: "s").isEmpty)
+    }
+
     @Test func clearAllResetsSizeAndErasesOldRecords() throws {
         let dir = TemporaryDirectory("clear")
         let store = try MappedKV(id: "s", directory: dir.path)

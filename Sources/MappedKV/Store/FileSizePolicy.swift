@@ -1,4 +1,5 @@
 import MappedKVFormat
+import MappedKVIO
 
 /// MMKV's rules for sizing the data file (docs/FORMAT.md section 2.10), as pure functions.
 enum FileSizePolicy {
@@ -34,10 +35,12 @@ enum FileSizePolicy {
         return min(size, maximum)
     }
 
-    /// The file size after `trim()`: halve while more than twice the used bytes, not below `minimum`.
-    static func sizeAfterTrim(fileSize: Int, actualSize: Int, minimum: Int) -> Int {
+    /// The file size after `trim()`: halve while more than twice the used bytes, not below `minimum`,
+    /// then round up to whole pages, as MMKV's truncate does (a file grown from another expected
+    /// capacity, say 3 pages, would otherwise halve to 1.5).
+    static func sizeAfterTrim(fileSize: Int, actualSize: Int, minimum: Int, pageSize: Int) -> Int {
         var size = fileSize
         while size > 2 * (actualSize + 4) && size / 2 >= minimum { size /= 2 }
-        return max(size, minimum)
+        return PageSize.roundUp(max(size, minimum), pageSize: pageSize)
     }
 }

@@ -33,8 +33,10 @@ extension StoreCore {
             guard files.dataFileSize > expectedCapacity else { return }
             let currentSize = files.dataFileSize
             let minimum = expectedCapacity
+            let page = pageSize
             try rewrite(files, needSync: true) { length in
-                FileSizePolicy.sizeAfterTrim(fileSize: currentSize, actualSize: length, minimum: minimum)
+                FileSizePolicy.sizeAfterTrim(
+                    fileSize: currentSize, actualSize: length, minimum: minimum, pageSize: page)
             }
         }
     }

@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "MappedKV", targets: ["MappedKV"]),
         .library(name: "MappedKVFormat", targets: ["MappedKVFormat"]),
+        .library(name: "MappedKVCache", targets: ["MappedKVCache"]),
         .executable(name: "mappedkv", targets: ["mappedkv"]),
     ],
     dependencies: [
@@ -42,11 +43,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // On the public API: a memory and disk object cache.
+        .target(
+            name: "MappedKVCache",
+            dependencies: [
+                "MappedKV",
+                "MappedKVCrypto",
+                "MappedKVFormat",
+                "MappedKVIO",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Layer 6: the command-line tool.
         .executableTarget(
             name: "mappedkv",
             dependencies: [
                 "MappedKV",
+                "MappedKVCache",
                 "MappedKVCrypto",
                 "MappedKVFormat",
                 "MappedKVIO",
@@ -57,6 +70,9 @@ let package = Package(
         .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat"]),
         .testTarget(name: "MappedKVCryptoTests", dependencies: ["MappedKVCrypto", "MappedKVFormat"]),
         .testTarget(name: "MappedKVIOTests", dependencies: ["MappedKVIO"]),
+        .testTarget(
+            name: "MappedKVCacheTests",
+            dependencies: ["MappedKVCache", "MappedKV", "MappedKVCrypto", "MappedKVFormat", "MappedKVIO"]),
         .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
         .testTarget(
             name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKV", "MappedKVFormat", "MappedKVCrypto"]),

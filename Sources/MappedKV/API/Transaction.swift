@@ -38,6 +38,11 @@ extension MappedKV {
             try activeCore().removeValue(forKey: key)
         }
 
+        /// Removes every key, as ``MappedKV/clearAll()``, inside the transaction.
+        public func clearAll() throws(MappedKVError) {
+            try activeCore().clearAll()
+        }
+
         /// Whether `key` has a value.
         public func contains(_ key: String) throws(MappedKVError) -> Bool {
             try activeCore().contains(key)

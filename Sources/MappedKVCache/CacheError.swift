@@ -1,0 +1,38 @@
+import MappedKV
+import MappedKVIO
+
+/// An error from a cache: the manifest store's, a system call's, or a bad argument.
+public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The manifest store failed (damage, a wrong key, a mode conflict, an I/O error).
+    case store(MappedKVError)
+    /// A file operation on a value file, the temporary folder or the trim lock failed.
+    case system(SystemError)
+    /// A key is empty or too long for the manifest.
+    case invalidKey(reason: String)
+    /// An argument (directory, limit, threshold) is unusable.
+    case invalidArgument(reason: String)
+    /// The cache was closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .store(let error): "cache manifest: \(error)"
+        case .system(let error): "cache files: \(error)"
+        case .invalidKey(let reason): "invalid cache key: \(reason)"
+        case .invalidArgument(let reason): "invalid argument: \(reason)"
+        case .closed: "the cache was closed"
+        }
+    }
+}
+
+/// Runs a call on the manifest store, turning its error into ``CacheError/store(_:)``.
+@inline(__always)
+func manifestCall<R>(_ body: () throws(MappedKVError) -> R) throws(CacheError) -> R {
+    do { return try body() } catch { throw .store(error) }
+}
+
+/// Runs a file operation, turning its error into ``CacheError/system(_:)``.
+@inline(__always)
+func fileCall<R>(_ body: () throws(SystemError) -> R) throws(CacheError) -> R {
+    do { return try body() } catch { throw .system(error) }
+}

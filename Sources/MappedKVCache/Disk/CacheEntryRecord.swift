@@ -1,0 +1,150 @@
+import MappedKVFormat
+
+/// One entry of a disk cache's manifest, as stored under the key `e:<cache key>`. Pure: encoding
+/// and decoding only.
+///
+/// Layout (varints are protobuf varints, integers little-endian):
+///
+/// | field | bytes | meaning |
+/// |---|---|---|
+/// | version | 1 | 1 |
+/// | flags | 1 | bit 0: the value is inline; bit 1: an expiry follows; bit 2: extended data follows |
+/// | size | varint | the value's length in bytes |
+/// | crc | 4 | CRC-32 (zlib) of the value's plain bytes |
+/// | modified | varint | milliseconds since 1970 |
+/// | expiry | varint | milliseconds since 1970, if flag bit 1 |
+/// | extended | varint length + bytes | the caller's extended data, if flag bit 2 |
+/// | value or file | the rest | inline: exactly `size` bytes; else varint length + the file's name |
+///
+/// The CRC lets a reader refuse a value that is not the one recorded: a missing, short or
+/// changed file, or a manifest entry that was itself damaged, is a miss, never wrong bytes.
+struct CacheEntryRecord: Equatable, Sendable {
+    /// Where the value's bytes are.
+    enum Location: Equatable, Sendable {
+        /// In the record itself.
+        case inline([UInt8])
+        /// In `files/<name>` under the cache directory.
+        case file(name: String)
+    }
+
+    static let version: UInt8 = 1
+
+    var size: Int
+    var crc: UInt32
+    var modified: UInt64
+    var expiry: UInt64?
+    var extendedData: [UInt8]?
+    var location: Location
+
+    /// The file's name, for a value stored in a file.
+    var fileName: String? {
+        if case .file(let name) = location { return name }
+        return nil
+    }
+
+    /// Whether the entry has expired at `now` (milliseconds since 1970).
+    func isExpired(at now: UInt64) -> Bool { expiry.map { $0 <= now } ?? false }
+
+    /// The record's bytes.
+    var encoded: [UInt8] {
+        var bytes: [UInt8] = [Self.version, 0]
+        var flags: UInt8 = 0
+        Varint.append(UInt64(size), to: &bytes)
+        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+        Varint.append(modified, to: &bytes)
+        if let expiry {
+            flags |= 2
+            Varint.append(expiry, to: &bytes)
+        }
+        if let extendedData {
+            flags |= 4
+            Varint.append(UInt64(extendedData.count), to: &bytes)
+            bytes.append(contentsOf: extendedData)
+        }
+        switch location {
+        case .inline(let value):
+            flags |= 1
+            bytes.append(contentsOf: value)
+        case .file(let name):
+            Varint.append(UInt64(name.utf8.count), to: &bytes)
+            bytes.append(contentsOf: name.utf8)
+        }
+        bytes[1] = flags
+        return bytes
+    }
+
+    /// Decodes a record; nil for anything that is not a well-formed record of this version.
+    init?(decoding bytes: [UInt8]) {
+        guard let record = bytes.withUnsafeBytes({ Self.decode($0) }) else { return nil }
+        self = record
+    }
+
+    init(size: Int, crc: UInt32, modified: UInt64, expiry: UInt64?, extendedData: [UInt8]?, location: Location) {
+        self.size = size
+        self.crc = crc
+        self.modified = modified
+        self.expiry = expiry
+        self.extendedData = extendedData
+        self.location = location
+    }
+
+    private static func decode(_ raw: UnsafeRawBufferPointer) -> CacheEntryRecord? {
+        guard raw.count >= 2, raw[0] == version else { return nil }
+        let flags = raw[1]
+        guard flags & ~7 == 0 else { return nil }
+        var cursor = ByteCursor(raw, position: 2)
+        do {
+            let size = try cursor.readVarint64()
+            guard size <= UInt64(Int32.max), cursor.remaining >= 4 else { return nil }
+            let crc = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: cursor.position, as: UInt32.self))
+            cursor.position += 4
+            let modified = try cursor.readVarint64()
+            let expiry = flags & 2 != 0 ? try cursor.readVarint64() : nil
+            var extended: [UInt8]?
+            if flags & 4 != 0 {
+                let length = try cursor.readVarint64()
+                guard length <= UInt64(cursor.remaining) else { return nil }
+                extended = Array(raw[cursor.position..<(cursor.position + Int(length))])
+                cursor.position += Int(length)
+            }
+            let location: Location
+            if flags & 1 != 0 {
+                guard cursor.remaining == Int(size) else { return nil }
+                location = .inline(Array(raw[cursor.position...]))
+            } else {
+                let length = try cursor.readVarint64()
+                guard length == UInt64(cursor.remaining), length > 0 else { return nil }
+                let name = String(decoding: raw[cursor.position...], as: UTF8.self)
+                guard FileNames.isValid(name) else { return nil }
+                location = .file(name: name)
+            }
+            return CacheEntryRecord(
+                size: Int(size), crc: crc, modified: modified, expiry: expiry, extendedData: extended,
+                location: location)
+        } catch {
+            return nil
+        }
+    }
+}
+
+/// The names of value and temporary files: 32 lowercase hex digits of random bytes, so a name
+/// read from a damaged manifest can never point outside `files/`.
+enum FileNames {
+    /// A fresh random name.
+    static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        return hex(high) + hex(low)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
+    /// Whether `name` is one this cache makes.
+    static func isValid(_ name: String) -> Bool {
+        name.utf8.count == 32 && name.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+}

@@ -1,0 +1,101 @@
+import MappedKV
+import MappedKVIO
+
+// Statistics, listing and verification: read-only views of the cache (verify can also repair).
+
+/// Counts over a whole disk cache.
+public struct DiskCacheStatistics: Sendable, Equatable {
+    /// Entries (expired ones not yet trimmed included).
+    public var count = 0
+    /// Their value bytes.
+    public var bytes = 0
+    /// Entries whose value is inside the manifest.
+    public var inlineCount = 0
+    /// Entries whose value is in its own file.
+    public var fileCount = 0
+    /// Files and folders no entry accounts for: unrecorded value files, temporary files of
+    /// processes that no longer run, unfinished removeAll deletions. ``DiskCache/trim()`` deletes them.
+    public var orphanCount = 0
+}
+
+/// One line of ``DiskCache/entries()``.
+public struct DiskCacheEntryInfo: Sendable, Equatable {
+    /// The key.
+    public var key: String
+    /// The value's size in bytes.
+    public var size: Int
+    /// Whether the value is inside the manifest (else in its own file).
+    public var isInline: Bool
+    /// The later of the last access and the modification, in milliseconds since 1970.
+    public var lastAccess: UInt64
+    /// When the entry expires, or nil.
+    public var expiry: UInt64?
+}
+
+extension DiskCache {
+    /// Counts entries, bytes and orphans.
+    public func statistics() throws(CacheError) -> DiskCacheStatistics {
+        let files = self.files
+        return try exclusively { transaction -> DiskCacheStatistics in
+            var statistics = DiskCacheStatistics()
+            var referenced = Set<String>()
+            for entry in try Self.snapshot(transaction, pending: [:]).entries {
+                guard let record = entry.record else { continue }
+                statistics.count += 1
+                statistics.bytes += record.size
+                if let name = record.fileName {
+                    statistics.fileCount += 1
+                    referenced.insert(name)
+                } else {
+                    statistics.inlineCount += 1
+                }
+            }
+            statistics.orphanCount =
+                files.listFiles().filter { !referenced.contains($0) }.count
+                + files.staleTemporaryFiles().count + files.trashFolders().count
+            return statistics
+        }
+    }
+
+    /// Every entry that has not expired, least recently used first.
+    public func entries() throws(CacheError) -> [DiskCacheEntryInfo] {
+        let now = configuration.clock.now()
+        return try snapshot().entries.compactMap { entry in
+            guard let record = entry.record, !record.isExpired(at: now) else { return nil }
+            return DiskCacheEntryInfo(
+                key: entry.key, size: record.size, isInline: record.fileName == nil, lastAccess: entry.lastAccess,
+                expiry: record.expiry)
+        }
+    }
+
+    /// Checks every record against its bytes (inline or file: length and CRC) and the folders for
+    /// orphans; returns one line per problem, none when the cache is consistent. With `repair`,
+    /// drops every entry that cannot be served and deletes the orphans, so that a second verify
+    /// finds nothing.
+    public func verify(repair: Bool = false) throws(CacheError) -> [String] {
+        var problems: [String] = []
+        let snapshot = try snapshot()
+        var referenced = Set<String>()
+        for entry in snapshot.entries {
+            guard let record = entry.record else {
+                problems.append("\(entry.key): the manifest record does not decode")
+                if repair { try drop(entry.key, ifStill: entry.raw) }
+                continue
+            }
+            if let name = record.fileName { referenced.insert(name) }
+            if read(record) == nil {
+                let place = record.fileName.map { "file \($0)" } ?? "inline value"
+                problems.append("\(entry.key): the \(place) is missing, short or fails its CRC")
+                if repair { try drop(entry.key, ifStill: entry.raw) }
+            }
+        }
+        for name in files.listFiles() where !referenced.contains(name) {
+            problems.append("files/\(name): no entry records this file")
+        }
+        for path in files.staleTemporaryFiles() { problems.append("\(path): temporary file of a process that ended") }
+        for folder in files.trashFolders() { problems.append("\(folder): unfinished removeAll deletion") }
+        for key in snapshot.danglingAccessKeys { problems.append("\(key): access time without an entry") }
+        if repair && !problems.isEmpty { try trim(to: DiskCacheLimits()) }
+        return problems
+    }
+}

@@ -1,0 +1,281 @@
+import Logging
+import MappedKV
+import MappedKVFormat
+import MappedKVIO
+import Synchronization
+
+/// A disk cache in one directory, shared safely by every process that opens it.
+///
+/// Its manifest is a MappedKV store (`manifest`, in multi-process mode) with one record per entry
+/// under `e:<key>`: size, CRC-32, modification time, optional expiry and extended data, and the
+/// value itself up to ``DiskCacheConfiguration/inlineThreshold`` bytes or the name of the file in
+/// `files/` that holds it (see ``CacheEntryRecord``, ``CacheFiles``). Last-access times are kept
+/// under `a:<key>`, coalesced in memory and written at most once per
+/// ``DiskCacheConfiguration/accessTimeFlushInterval``, so reads are not writes.
+///
+/// The invariants: a value file is renamed into place and recorded under the manifest's exclusive
+/// lock, so every file is either recorded or an orphan that ``trim()`` collects; and a read
+/// returns bytes only when their length and CRC are the recorded ones, so a missing, short or
+/// changed file, or a damaged record, is a miss (and the entry is dropped), never wrong bytes.
+/// A crash may lose entries (nothing is flushed to disk by default) but never breaks those.
+///
+/// ```swift
+/// let cache = try DiskCache(directory: "/tmp/thumbnails")
+/// try cache.set(Array("hello".utf8), forKey: "greeting")
+/// let bytes = try cache.value(forKey: "greeting")
+/// ```
+public final class DiskCache: Sendable {
+    /// The cache's directory.
+    public let directory: String
+    /// How it was opened.
+    public let configuration: DiskCacheConfiguration
+    let manifest: MappedKV
+    let files: CacheFiles
+    let logger: Logger
+    let accessTimes: Mutex<AccessTimeLog>
+    let backgroundTrim = Mutex<Task<Void, Never>?>(nil)
+    /// Called at the points of a set where a crash test kills the process; nil outside them.
+    let faultHook = Mutex<(@Sendable (CacheFaultPoint) -> Void)?>(nil)
+
+    /// The manifest store's ID inside the directory.
+    static let manifestID = "manifest"
+
+    /// Opens the cache in `directory`, creating it if needed.
+    ///
+    /// - Throws: ``CacheError/store(_:)`` when the manifest cannot be opened: for example an
+    ///   encrypted cache opened with the wrong key, or none (nothing is changed on disk).
+    public init(
+        directory: String, configuration: DiskCacheConfiguration = DiskCacheConfiguration(), logger: Logger? = nil
+    ) throws(CacheError) {
+        guard !directory.isEmpty else { throw .invalidArgument(reason: "the cache directory is empty") }
+        guard configuration.inlineThreshold >= 0 else {
+            throw .invalidArgument(reason: "the inline threshold is negative")
+        }
+        self.directory = directory
+        self.configuration = configuration
+        var logger = logger ?? Logger(label: "MappedKVCache", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger[metadataKey: "cache"] = "\(directory)"
+        self.logger = logger
+        self.files = CacheFiles(directory: directory, cryptKey: configuration.cryptKey)
+        try files.createDirectories()
+        let storeConfiguration = Configuration(isMultiProcess: true, cryptKey: configuration.cryptKey)
+        self.manifest = try manifestCall { () throws(MappedKVError) in
+            try MappedKV(id: Self.manifestID, directory: directory, configuration: storeConfiguration, logger: logger)
+        }
+        self.accessTimes = Mutex(AccessTimeLog(lastFlush: configuration.clock.now()))
+        if let interval = configuration.trimInterval { startBackgroundTrim(every: interval) }
+    }
+
+    deinit {
+        backgroundTrim.withLock { $0?.cancel() }
+    }
+
+    /// Flushes pending access times and closes the manifest; later calls throw.
+    public func close() {
+        backgroundTrim.withLock { task in
+            task?.cancel()
+            task = nil
+        }
+        try? flushAccessTimes()
+        manifest.close()
+    }
+
+    // MARK: Keys
+
+    static func entryKey(_ key: String) -> String { "e:" + key }
+    static func accessKey(_ key: String) -> String { "a:" + key }
+
+    /// Checks that `key` fits in the manifest.
+    static func validate(_ key: String) throws(CacheError) {
+        let length = key.utf8.count
+        guard length > 0 else { throw .invalidKey(reason: "the key is empty") }
+        guard length + 2 <= RecordLimits.maximumKeyLength else {
+            throw .invalidKey(reason: "the key is \(length) bytes; the limit is \(RecordLimits.maximumKeyLength - 2)")
+        }
+    }
+
+    /// Runs `body` under the manifest's exclusive inter-process lock.
+    func exclusively<R: Sendable>(_ body: (MappedKV.Transaction) throws -> R) throws(CacheError) -> R {
+        do {
+            return try manifest.withExclusiveLock(body)
+        } catch let error as CacheError {
+            throw error
+        } catch let error as MappedKVError {
+            throw .store(error)
+        } catch {
+            throw .invalidArgument(reason: "\(error)")
+        }
+    }
+
+    /// The record of `key` as it is in the manifest now, with its raw bytes.
+    static func record(
+        of key: String, in transaction: MappedKV.Transaction
+    ) throws(MappedKVError) -> (raw: [UInt8], record: CacheEntryRecord?)? {
+        guard let raw = try transaction.value(forKey: entryKey(key), as: [UInt8].self) else { return nil }
+        return (raw, CacheEntryRecord(decoding: raw))
+    }
+
+    // MARK: Values
+
+    /// Stores `value` under `key`, replacing any previous value.
+    ///
+    /// - Parameters:
+    ///   - timeToLive: after this long the entry is a miss and trim removes it; nil never expires.
+    ///   - extendedData: bytes kept with the entry and returned by ``entry(forKey:)``.
+    public func set(
+        _ value: [UInt8], forKey key: String, timeToLive: Duration? = nil, extendedData: [UInt8]? = nil
+    ) throws(CacheError) {
+        try Self.validate(key)
+        guard value.count <= RecordLimits.maximumValueLength / 2 else {
+            throw .invalidArgument(reason: "a value of \(value.count) bytes is too large for the cache")
+        }
+        let now = configuration.clock.now()
+        let expiry = timeToLive.map { now &+ $0.cacheMilliseconds }
+        let crc = CRC32.checksum(value)
+        let inline = value.count <= configuration.inlineThreshold
+        let name = inline ? nil : FileNames.random()
+        let hook = faultHook.withLock { $0 }
+        let temporary = inline ? nil : try files.writeTemporary(value, halfway: { hook?(.writingTemporaryFile) })
+        let record = CacheEntryRecord(
+            size: value.count, crc: crc, modified: now, expiry: expiry, extendedData: extendedData,
+            location: name.map { .file(name: $0) } ?? .inline(value))
+        let encoded = record.encoded
+        let files = self.files
+        let replaced: String?
+        do {
+            replaced = try exclusively { transaction -> String? in
+                let old = try Self.record(of: key, in: transaction)?.record?.fileName
+                if let temporary, let name {
+                    try files.install(temporary, as: name)
+                    hook?(.renamedBeforeRecording)
+                }
+                try transaction.set(encoded, forKey: Self.entryKey(key))
+                hook?(.recordedBeforeUnlocking)
+                return old
+            }
+        } catch {
+            if let temporary { try? FileDescriptor.remove(temporary) }
+            throw error
+        }
+        if let replaced, replaced != name { files.remove(replaced) }
+        accessTimes.withLock { $0.forget(key) }
+    }
+
+    /// The value of `key`, or nil on a miss. A hit counts as an access for the LRU order.
+    public func value(forKey key: String) throws(CacheError) -> [UInt8]? {
+        try entry(forKey: key)?.value
+    }
+
+    /// The entry of `key` with its metadata, or nil on a miss.
+    public func entry(forKey key: String) throws(CacheError) -> DiskCacheEntry? {
+        try Self.validate(key)
+        let raw = try manifestCall { () throws(MappedKVError) in
+            try manifest.value(forKey: Self.entryKey(key), as: [UInt8].self)
+        }
+        guard let raw else { return nil }
+        let now = configuration.clock.now()
+        guard let record = CacheEntryRecord(decoding: raw), !record.isExpired(at: now),
+            let value = read(record)
+        else {
+            try drop(key, ifStill: raw)
+            return nil
+        }
+        noteAccess(key, at: now)
+        return DiskCacheEntry(
+            key: key, value: value, modified: record.modified, expiry: record.expiry,
+            extendedData: record.extendedData)
+    }
+
+    /// Whether `key` has an entry that has not expired (its bytes are not read).
+    public func contains(_ key: String) throws(CacheError) -> Bool {
+        try Self.validate(key)
+        let raw = try manifestCall { () throws(MappedKVError) in
+            try manifest.value(forKey: Self.entryKey(key), as: [UInt8].self)
+        }
+        guard let raw, let record = CacheEntryRecord(decoding: raw) else { return false }
+        return !record.isExpired(at: configuration.clock.now())
+    }
+
+    /// The value a record describes, if its bytes are exactly the recorded ones.
+    func read(_ record: CacheEntryRecord) -> [UInt8]? {
+        switch record.location {
+        case .inline(let value):
+            return value.count == record.size && CRC32.checksum(value) == record.crc ? value : nil
+        case .file(let name):
+            return files.read(name, expecting: record)
+        }
+    }
+
+    /// Removes the entry of `key` if its record is still `raw` (another process may have replaced
+    /// it since it was read), and its file.
+    func drop(_ key: String, ifStill raw: [UInt8]) throws(CacheError) {
+        let name = try exclusively { transaction -> String?? in
+            guard let current = try Self.record(of: key, in: transaction), current.raw == raw else { return nil }
+            try transaction.removeValue(forKey: Self.entryKey(key))
+            try transaction.removeValue(forKey: Self.accessKey(key))
+            return .some(current.record?.fileName)
+        }
+        if case .some(.some(let name)) = name { files.remove(name) }
+        accessTimes.withLock { $0.forget(key) }
+        logger.debug("dropped an entry that cannot be served", metadata: ["key": "\(key)"])
+    }
+
+    /// Removes the entry of `key`; an absent key is not an error.
+    public func removeValue(forKey key: String) throws(CacheError) {
+        try Self.validate(key)
+        let name = try exclusively { transaction -> String? in
+            let old = try Self.record(of: key, in: transaction)
+            guard old != nil else { return nil }
+            try transaction.removeValue(forKey: Self.entryKey(key))
+            try transaction.removeValue(forKey: Self.accessKey(key))
+            return old?.record?.fileName
+        }
+        if let name { files.remove(name) }
+        accessTimes.withLock { $0.forget(key) }
+    }
+
+    /// Removes every entry and returns at once: the value files are moved aside and deleted in
+    /// the background (a deletion cut short is finished by the next ``trim()``).
+    public func removeAll() throws(CacheError) {
+        let files = self.files
+        let trash = try exclusively { transaction -> String in
+            let trash = try files.moveFilesToTrash()
+            try transaction.clearAll()
+            return trash
+        }
+        accessTimes.withLock { $0.forgetAll() }
+        Task.detached(priority: .background) { CacheFiles.deleteTree(trash) }
+    }
+}
+
+/// An entry read from a ``DiskCache``.
+public struct DiskCacheEntry: Sendable, Equatable {
+    /// The entry's key.
+    public var key: String
+    /// The value's bytes.
+    public var value: [UInt8]
+    /// When it was set, in milliseconds since 1970.
+    public var modified: UInt64
+    /// When it expires, in milliseconds since 1970, or nil.
+    public var expiry: UInt64?
+    /// The extended data set with it, if any.
+    public var extendedData: [UInt8]?
+}
+
+/// Where a crash test may kill a process that is setting a value (see ``DiskCache/setFaultHook(_:)``).
+package enum CacheFaultPoint: String, Sendable, CaseIterable {
+    /// Half of a value file's temporary file is written.
+    case writingTemporaryFile = "writing-temporary-file"
+    /// The value file has its final name; the manifest does not record it yet.
+    case renamedBeforeRecording = "renamed-before-recording"
+    /// The record is in the manifest; the exclusive lock is still held.
+    case recordedBeforeUnlocking = "recorded-before-unlocking"
+}
+
+extension DiskCache {
+    /// Installs a function called at each ``CacheFaultPoint`` of a set, for crash tests (the CLI's
+    /// hidden `--crash-at`). Costs one lock and a nil check per set when none is installed.
+    package func setFaultHook(_ hook: (@Sendable (CacheFaultPoint) -> Void)?) {
+        faultHook.withLock { $0 = hook }
+    }
+}

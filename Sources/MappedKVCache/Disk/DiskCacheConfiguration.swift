@@ -1,0 +1,86 @@
+import Glibc
+import MappedKVCrypto
+
+/// The limits a disk cache is trimmed to, oldest access first. Every limit is optional.
+public struct DiskCacheLimits: Sendable, Equatable {
+    /// The most entries to keep.
+    public var count: Int?
+    /// The most value bytes to keep (inline and file values alike; headers and the manifest's own
+    /// overhead are not counted).
+    public var bytes: Int?
+    /// Entries not accessed for longer than this are removed.
+    public var age: Duration?
+    /// Trim until the file system holding the cache has at least this many bytes free (as
+    /// `statvfs` reports them to an unprivileged process), or the cache is empty.
+    public var freeSpace: Int?
+
+    /// Limits; nil means no limit of that kind.
+    public init(count: Int? = nil, bytes: Int? = nil, age: Duration? = nil, freeSpace: Int? = nil) {
+        self.count = count
+        self.bytes = bytes
+        self.age = age
+        self.freeSpace = freeSpace
+    }
+
+    /// Whether any limit is set.
+    public var isEmpty: Bool { count == nil && bytes == nil && age == nil && freeSpace == nil }
+}
+
+/// Where a disk cache reads the time: milliseconds since 1970. Tests inject one they advance by hand.
+public struct CacheClock: Sendable {
+    /// The current time in milliseconds since 1970.
+    public let now: @Sendable () -> UInt64
+
+    /// A clock that calls `now`.
+    public init(_ now: @escaping @Sendable () -> UInt64) { self.now = now }
+
+    /// The system's wall clock.
+    public static let system = CacheClock {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return UInt64(max(0, time.tv_sec)) * 1000 + UInt64(max(0, time.tv_nsec)) / 1_000_000
+    }
+}
+
+/// How a ``DiskCache`` is opened.
+public struct DiskCacheConfiguration: Sendable {
+    /// The limits ``DiskCache/trim()`` applies, on demand and on ``trimInterval``.
+    public var limits: DiskCacheLimits
+    /// Values up to this many bytes live inside the manifest; larger ones in their own file.
+    /// The default, 20 KiB, is about where files overtake an embedded database for reads.
+    public var inlineThreshold: Int
+    /// Encrypts the manifest (with the store's AES-CFB) and every value file (with its own random
+    /// IV). A cache opened with the wrong key, or none, is refused without changing anything.
+    public var cryptKey: CryptKey?
+    /// How often the cache trims itself to ``limits`` in the background (in at most one process
+    /// at a time); nil never does.
+    public var trimInterval: Duration?
+    /// How long access times are coalesced in memory before they are written to the manifest, so
+    /// reads are not writes. LRU order across processes is exact to within this interval.
+    public var accessTimeFlushInterval: Duration
+    /// The clock for modification, access and expiry times.
+    public var clock: CacheClock
+
+    /// Creates a configuration: no limits, 20 KiB inline threshold, plain, no background trim.
+    public init(
+        limits: DiskCacheLimits = DiskCacheLimits(), inlineThreshold: Int = 20 * 1024, cryptKey: CryptKey? = nil,
+        trimInterval: Duration? = nil, accessTimeFlushInterval: Duration = .seconds(1), clock: CacheClock = .system
+    ) {
+        self.limits = limits
+        self.inlineThreshold = inlineThreshold
+        self.cryptKey = cryptKey
+        self.trimInterval = trimInterval
+        self.accessTimeFlushInterval = accessTimeFlushInterval
+        self.clock = clock
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up, clamped at zero.
+    var cacheMilliseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard self > .zero else { return 0 }
+        let millis = attoseconds / 1_000_000_000_000_000 + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0)
+        return UInt64(max(0, seconds)) * 1000 + UInt64(max(0, millis))
+    }
+}

@@ -20,7 +20,8 @@ struct AccessTimeLog: Sendable {
     /// Records an access; returns the times to write now, if the interval has passed.
     mutating func note(_ key: String, at now: UInt64, interval: UInt64) -> [String: UInt64]? {
         pending[key] = now
-        guard now >= lastFlush &+ interval else { return nil }
+        let (due, overflow) = lastFlush.addingReportingOverflow(interval)
+        guard !overflow, now >= due else { return nil }  // an interval past the end of time: never
         return takeAll(now: now)
     }
 

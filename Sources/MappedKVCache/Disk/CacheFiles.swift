@@ -96,9 +96,11 @@ struct CacheFiles: Sendable {
         return value
     }
 
-    /// Deletes `files/<name>`; a missing file is not an error.
+    /// Deletes `files/<name>`; a missing file is not an error. Something `unlink` cannot delete
+    /// (a folder, which only an orphan can be) is deleted with everything in it.
     func remove(_ name: String) {
-        try? FileDescriptor.remove(path(of: name))
+        let path = path(of: name)
+        do { try FileDescriptor.remove(path) } catch { Self.deleteTree(path) }
     }
 
     /// The names in `files/`, and the other entries found there (which trim deletes too).
@@ -129,9 +131,19 @@ struct CacheFiles: Sendable {
         ((try? FileManager.default.contentsOfDirectory(atPath: trashDirectory)) ?? []).map { trashDirectory + "/" + $0 }
     }
 
-    /// Deletes a folder and everything in it.
+    /// Deletes a folder and everything in it. Another deleter may be removing the same tree (a
+    /// trim racing removeAll's background deletion, or a trim in another process); an entry that
+    /// vanishes under `removeItem` makes it give up early, so it tries again while the tree is there.
     static func deleteTree(_ path: String) {
-        try? FileManager.default.removeItem(atPath: path)
+        for _ in 0..<100 {
+            do {
+                try FileManager.default.removeItem(atPath: path)
+                return
+            } catch {
+                var info = stat()
+                guard lstat(path, &info) == 0 else { return }  // gone, by whoever removed it
+            }
+        }
     }
 
     /// The bytes free on the file system holding the cache, for an unprivileged process.

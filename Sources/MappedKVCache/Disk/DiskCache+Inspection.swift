@@ -69,33 +69,45 @@ extension DiskCache {
     }
 
     /// Checks every record against its bytes (inline or file: length and CRC) and the folders for
-    /// orphans; returns one line per problem, none when the cache is consistent. With `repair`,
-    /// drops every entry that cannot be served and deletes the orphans, so that a second verify
-    /// finds nothing.
+    /// orphans; returns one line per problem, none when the cache is consistent. The check runs
+    /// under the manifest's exclusive lock, so writers in other processes wait for it and cannot
+    /// make it report a file they are recording as an orphan. With `repair`, drops every entry
+    /// that cannot be served and deletes the orphans, so that a second verify finds nothing.
     public func verify(repair: Bool = false) throws(CacheError) -> [String] {
-        var problems: [String] = []
-        let snapshot = try snapshot()
-        var referenced = Set<String>()
-        for entry in snapshot.entries {
-            guard let record = entry.record else {
-                problems.append("\(entry.key): the manifest record does not decode")
-                if repair { try drop(entry.key, ifStill: entry.raw) }
-                continue
+        let pending = accessTimes.withLock { $0.pending }
+        let files = self.files
+        let (problems, unservable) = try exclusively { transaction -> ([String], [(String, [UInt8])]) in
+            var problems: [String] = []
+            var unservable: [(String, [UInt8])] = []
+            let snapshot = try Self.snapshot(transaction, pending: pending)
+            var referenced = Set<String>()
+            for entry in snapshot.entries {
+                guard let record = entry.record else {
+                    problems.append("\(entry.key): the manifest record does not decode")
+                    unservable.append((entry.key, entry.raw))
+                    continue
+                }
+                if let name = record.fileName { referenced.insert(name) }
+                if read(record) == nil {
+                    let place = record.fileName.map { "file \($0)" } ?? "inline value"
+                    problems.append("\(entry.key): the \(place) is missing, short or fails its CRC")
+                    unservable.append((entry.key, entry.raw))
+                }
             }
-            if let name = record.fileName { referenced.insert(name) }
-            if read(record) == nil {
-                let place = record.fileName.map { "file \($0)" } ?? "inline value"
-                problems.append("\(entry.key): the \(place) is missing, short or fails its CRC")
-                if repair { try drop(entry.key, ifStill: entry.raw) }
+            for name in files.listFiles() where !referenced.contains(name) {
+                problems.append("files/\(name): no entry records this file")
             }
+            for path in files.staleTemporaryFiles() {
+                problems.append("\(path): temporary file of a process that ended")
+            }
+            for folder in files.trashFolders() { problems.append("\(folder): unfinished removeAll deletion") }
+            for key in snapshot.danglingAccessKeys { problems.append("a:\(key): access time without an entry") }
+            return (problems, unservable)
         }
-        for name in files.listFiles() where !referenced.contains(name) {
-            problems.append("files/\(name): no entry records this file")
+        if repair && !problems.isEmpty {
+            for (key, raw) in unservable { try drop(key, ifStill: raw) }
+            try trim(to: DiskCacheLimits())
         }
-        for path in files.staleTemporaryFiles() { problems.append("\(path): temporary file of a process that ended") }
-        for folder in files.trashFolders() { problems.append("\(folder): unfinished removeAll deletion") }
-        for key in snapshot.danglingAccessKeys { problems.append("\(key): access time without an entry") }
-        if repair && !problems.isEmpty { try trim(to: DiskCacheLimits()) }
         return problems
     }
 }

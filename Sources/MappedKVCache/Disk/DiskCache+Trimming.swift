@@ -138,7 +138,8 @@ extension DiskCache {
             }
             // Orphans: files no record names. Renames into files/ happen under this same lock.
             let referenced = Set(kept[first...].compactMap { $0.record?.fileName })
-            for name in files.listFiles() where !referenced.contains(name) && !doomed.contains(name) {
+            let alreadyDoomed = Set(doomed)
+            for name in files.listFiles() where !referenced.contains(name) && !alreadyDoomed.contains(name) {
                 doomed.append(name)
                 report.orphansRemoved += 1
             }
@@ -147,7 +148,7 @@ extension DiskCache {
         for name in doomed { files.remove(name) }
         var final = report
         for path in files.staleTemporaryFiles() {
-            try? FileDescriptor.remove(path)
+            do { try FileDescriptor.remove(path) } catch { CacheFiles.deleteTree(path) }
             final.orphansRemoved += 1
         }
         for folder in files.trashFolders() {

@@ -130,7 +130,10 @@ public final class DiskCache: Sendable {
             throw .invalidArgument(reason: "a value of \(value.count) bytes is too large for the cache")
         }
         let now = configuration.clock.now()
-        let expiry = timeToLive.map { now &+ $0.cacheMilliseconds }
+        let expiry = timeToLive.map { ttl in
+            let (expiry, overflow) = now.addingReportingOverflow(ttl.cacheMilliseconds)
+            return overflow ? UInt64.max : expiry  // a time to live too long to express: never
+        }
         let crc = CRC32.checksum(value)
         let inline = value.count <= configuration.inlineThreshold
         let name = inline ? nil : FileNames.random()

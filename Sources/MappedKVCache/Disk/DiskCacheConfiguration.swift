@@ -76,11 +76,13 @@ public struct DiskCacheConfiguration: Sendable {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded up, clamped at zero.
+    /// Whole milliseconds, rounded up, clamped at zero and at `UInt64.max`.
     var cacheMilliseconds: UInt64 {
         let (seconds, attoseconds) = components
         guard self > .zero else { return 0 }
         let millis = attoseconds / 1_000_000_000_000_000 + (attoseconds % 1_000_000_000_000_000 > 0 ? 1 : 0)
-        return UInt64(max(0, seconds)) * 1000 + UInt64(max(0, millis))
+        let (whole, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1000)
+        let (total, carry) = whole.addingReportingOverflow(UInt64(max(0, millis)))
+        return overflow || carry ? .max : total
     }
 }

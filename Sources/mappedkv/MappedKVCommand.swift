@@ -10,7 +10,7 @@ struct MappedKVCommand: ParsableCommand {
             DemoCommand.self, ApplyCommand.self, DumpCommand.self, GetCommand.self, SetCommand.self,
             RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self,
             RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
-            StressCommand.self, StressChildCommand.self,
+            CacheCommand.self, StressCommand.self, StressChildCommand.self,
             HoldCommand.self,
         ]
     )

@@ -27,21 +27,31 @@ struct StressChildCommand: ParsableCommand {
     var workload: StressWorkload = .mixed
     @Option(name: .long, help: "Wait for end-of-file on this descriptor before opening the store.")
     var barrierFd: Int32?
+    @Option(name: .long, help: "The cache workload's byte limit.")
+    var byteLimit: Int?
 
     func validate() throws {
         guard child >= 0, child < processes else { throw ValidationError("--child must be in 0..<--processes") }
         guard ops > 0 else { throw ValidationError("--ops must be positive") }
         if aes256 && cryptKey == nil { throw ValidationError("--aes256 needs a key") }
+        if let byteLimit, byteLimit < 0 { throw ValidationError("--byte-limit must not be negative") }
     }
 
     func run() throws {
         let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key")
             .resolve()
-        let settings = StressWorker.Settings(
-            root: root, id: id, child: child, processes: processes, operations: ops, seed: seed,
-            incarnation: incarnation, workload: workload, cryptKey: key)
         do {
-            try StressWorker(settings: settings).run(barrier: barrierFd)
+            if workload == .cache {
+                let settings = CacheStressWorker.Settings(
+                    root: root, child: child, operations: ops, seed: seed, incarnation: incarnation, cryptKey: key,
+                    byteLimit: byteLimit)
+                try CacheStressWorker(settings: settings).run(barrier: barrierFd)
+            } else {
+                let settings = StressWorker.Settings(
+                    root: root, id: id, child: child, processes: processes, operations: ops, seed: seed,
+                    incarnation: incarnation, workload: workload, cryptKey: key)
+                try StressWorker(settings: settings).run(barrier: barrierFd)
+            }
         } catch let failure as StressChildFailure {
             printError(failure.message)
             throw ExitCode.failure

@@ -13,7 +13,12 @@ struct StressCommand: ParsableCommand {
             journal every operation to DIR/journal-<child>.log around its store call, and resume from \
             the journal when restarted after a kill. At the end the store is checked against the \
             journals. DIR's previous journals and the store ID are replaced. Prints one summary line; \
-            exits 1 if there was any violation (listed on standard error).
+            exits 1 if there was any violation (listed on standard error). \
+            The cache workload shares one disk cache in DIR instead (the store ID is not used): the \
+            children put self-describing values of 10 B to 60 KiB under random shared keys, get, \
+            remove and trim them, and any get that returns bytes not put for its key is a violation; \
+            at the end the cache, trimmed to --byte-limit, must verify, fit the limit and have no \
+            orphans.
             """)
 
     @Option(name: .long, help: "The directory for the store, the journals and the children's standard error.")
@@ -36,8 +41,10 @@ struct StressCommand: ParsableCommand {
     var killIntervalMs: Int?
     @Option(name: .long, help: "The seed of every random choice (default: random, printed on standard error).")
     var seed: UInt64?
-    @Option(name: .long, help: "The children's operations.")
+    @Option(name: .long, help: "The children's operations: mixed, counter or cache.")
     var workload: StressWorkload = .mixed
+    @Option(name: .long, help: "With --workload cache: the cache's byte limit, which trims apply.")
+    var byteLimit: Int?
     @Flag(name: .long, help: .hidden)
     var verifyOnly = false
 
@@ -49,7 +56,14 @@ struct StressCommand: ParsableCommand {
         guard ops > 0 else { throw ValidationError("--ops must be positive") }
         if let killIntervalMs, killIntervalMs <= 0 { throw ValidationError("--kill-interval-ms must be positive") }
         if aes256 && cryptKey == nil { throw ValidationError("--aes256 needs a key") }
+        if let byteLimit {
+            guard workload == .cache else { throw ValidationError("--byte-limit needs --workload cache") }
+            guard byteLimit >= 0 else { throw ValidationError("--byte-limit must not be negative") }
+        }
     }
+
+    /// The ID of the store the children share: the cache's manifest for the cache workload.
+    private var storeID: String { workload == .cache ? CacheStressWorker.manifestID : id }
 
     func run() throws {
         let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key")
@@ -70,8 +84,9 @@ struct StressCommand: ParsableCommand {
             if let cryptKey { keyArguments += ["--crypt-key", cryptKey] + (aes256 ? ["--aes256"] : []) }
             let supervisor = StressSupervisor(
                 settings: StressSupervisor.Settings(
-                    root: root, id: id, processes: processes, operations: ops, seed: seed, workload: workload,
-                    keyArguments: keyArguments, killInterval: killIntervalMs.map { .milliseconds($0) }))
+                    root: root, id: storeID, processes: processes, operations: ops, seed: seed, workload: workload,
+                    keyArguments: keyArguments, workloadArguments: byteLimit.map { ["--byte-limit", "\($0)"] } ?? [],
+                    killInterval: killIntervalMs.map { .milliseconds($0) }))
             outcome = try supervisor.run()
             children = Array(0..<processes)
         }
@@ -79,7 +94,11 @@ struct StressCommand: ParsableCommand {
         let histories = try children.map {
             try StressHistory.load(child: $0, path: StressJournal.path(root: root, child: $0))
         }
-        let violations = outcome.violations + StressVerifier(root: root, id: id, cryptKey: key).verify(histories)
+        let final =
+            workload == .cache
+            ? CacheStressVerifier(root: root, cryptKey: key, byteLimit: byteLimit).verify(histories)
+            : StressVerifier(root: root, id: id, cryptKey: key).verify(histories)
+        let violations = outcome.violations + final
         let operations = histories.reduce(0) { $0 + $1.acknowledged }
         let seconds = Double(outcome.elapsed.components.seconds) + Double(outcome.elapsed.components.attoseconds) / 1e18
         let rate = seconds > 0 ? Int((Double(operations) / seconds).rounded()) : 0
@@ -95,11 +114,12 @@ struct StressCommand: ParsableCommand {
         }
     }
 
-    /// Removes the journals, standard error files and store files of an earlier run in `root`.
+    /// Removes the journals, standard error files and store (or cache) files of an earlier run in `root`.
     private func removePreviousRun() throws {
         let fileManager = FileManager.default
-        let location = try reportingErrors { try StoreLocation(id: id, directory: root) }
+        let location = try reportingErrors { try StoreLocation(id: storeID, directory: root) }
         var paths = [location.dataPath, location.metaPath, location.journalPath]
+        if workload == .cache { paths += CacheStressWorker.cacheEntries.map { root + "/" + $0 } }
         for name in try fileManager.contentsOfDirectory(atPath: root)
         where (name.hasPrefix("journal-") && name.hasSuffix(".log"))
             || (name.hasPrefix("stress-") && name.hasSuffix(".stderr"))

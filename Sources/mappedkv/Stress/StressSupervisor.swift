@@ -21,6 +21,8 @@ final class StressSupervisor {
         var workload: StressWorkload
         /// The key options to pass on to the children (`--crypt-key K`, `--aes256`), if any.
         var keyArguments: [String]
+        /// Further options of the workload to pass on to the children (`--byte-limit N`), if any.
+        var workloadArguments: [String] = []
         /// How often to kill a random running child with SIGKILL, or nil never to.
         var killInterval: Duration?
     }
@@ -189,7 +191,7 @@ final class StressSupervisor {
                 "stress-child", "--root", settings.root, "--id", settings.id, "--child", "\(index)",
                 "--processes", "\(settings.processes)", "--ops", "\(settings.operations)", "--seed", "\(settings.seed)",
                 "--workload", settings.workload.rawValue, "--incarnation", "\(slot.incarnation)",
-            ] + settings.keyArguments
+            ] + settings.keyArguments + settings.workloadArguments
         var actions: [ChildProcess.FileAction] = [
             .open("/dev/null", flags: O_RDONLY, onto: 0),
             .open("/dev/null", flags: O_WRONLY, onto: 1),

@@ -23,13 +23,7 @@ struct StressVerifier {
 
     /// The violations found, in journal, counter, key order.
     func verify(_ histories: [StressHistory]) -> [String] {
-        var violations: [String] = []
-        for history in histories {
-            violations += history.violations.map { "journal of child \(history.child): \($0)" }
-            if !history.isDone {
-                violations.append("journal of child \(history.child) does not end with D: the child did not finish")
-            }
-        }
+        var violations = Self.journalViolations(histories)
         let store: MappedKV
         do {
             store = try MappedKV(
@@ -43,6 +37,18 @@ struct StressVerifier {
             violations += try verifyKeys(histories, in: store)
         } catch {
             violations.append("verification failed to read the store: \(error)")
+        }
+        return violations
+    }
+
+    /// The violations the journals hold or are: `V` lines, broken rules, no final `D`.
+    static func journalViolations(_ histories: [StressHistory]) -> [String] {
+        var violations: [String] = []
+        for history in histories {
+            violations += history.violations.map { "journal of child \(history.child): \($0)" }
+            if !history.isDone {
+                violations.append("journal of child \(history.child) does not end with D: the child did not finish")
+            }
         }
         return violations
     }

@@ -7,6 +7,9 @@ enum StressWorkload: String, CaseIterable, ExpressibleByArgument, Sendable {
     case mixed
     /// Counter increments only.
     case counter
+    /// Puts, gets, removals and trims of random shared keys of one disk cache in the run's
+    /// directory (``CacheStressWorker``), verified by ``CacheStressVerifier``.
+    case cache
 }
 
 /// One operation of a stress child.

@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MappedKVCache
+import MappedKVCrypto
+import MappedKVIO
+
+/// The options that name and configure a disk cache, shared by every `mappedkv cache` subcommand.
+///
+/// The limits are the cache's configured limits: `put` applies them after storing its value and
+/// `trim` applies them; the other subcommands accept them (so one set of options fits every call
+/// of a script) and leave the cache's size alone. The key options are the store commands' own
+/// (``KeySource``); an encrypted cache opened with the wrong key, or none, is refused and nothing
+/// on disk changes.
+struct CacheOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The cache's directory.", valueName: "dir"))
+    var dir: String
+
+    @Option(name: .long, help: ArgumentHelp("Keep at most this many entries.", valueName: "n"))
+    var countLimit: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Keep at most this many value bytes.", valueName: "bytes"))
+    var byteLimit: Int?
+
+    @Option(
+        name: .long, help: ArgumentHelp("Drop entries not accessed for this many seconds.", valueName: "seconds"))
+    var ageLimit: Double?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Drop least recently used entries until this many bytes are free.", valueName: "bytes"))
+    var freeSpaceLimit: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Values up to this many bytes go inside the manifest (default 20480).", valueName: "bytes"))
+    var inlineThreshold: Int?
+
+    @Option(name: .long, help: "The encryption key (visible in the process list: prefer the next two).")
+    var cryptKey: String?
+
+    @Option(name: .long, help: "Read the encryption key from this file (one trailing newline is ignored).")
+    var cryptKeyFile: String?
+
+    @Option(name: .long, help: "Read the encryption key from this environment variable.")
+    var cryptKeyEnv: String?
+
+    @Flag(name: .long, help: "Use AES-256 (the key is zero-padded or cut to 32 bytes) instead of AES-128.")
+    var aes256 = false
+
+    @Flag(name: .long, help: "Log the cache's debug messages to standard error.")
+    var verbose = false
+
+    func validate() throws {
+        guard !dir.isEmpty else { throw ValidationError("--dir must not be empty") }
+        for (name, value) in [
+            ("--count-limit", countLimit), ("--byte-limit", byteLimit), ("--free-space-limit", freeSpaceLimit),
+            ("--inline-threshold", inlineThreshold),
+        ] {
+            if let value, value < 0 { throw ValidationError("\(name) must not be negative (got \(value))") }
+        }
+        if let ageLimit, !(ageLimit.isFinite && ageLimit >= 0) {
+            throw ValidationError("--age-limit must be a number of seconds, not negative (got \(ageLimit))")
+        }
+        let sources = [cryptKey, cryptKeyFile, cryptKeyEnv].compactMap { $0 }
+        if sources.count > 1 {
+            throw ValidationError("give the key once: --crypt-key, --crypt-key-file or --crypt-key-env")
+        }
+        if aes256 && sources.isEmpty { throw ValidationError("--aes256 needs a key") }
+    }
+
+    /// The limits the options give; empty when none is given.
+    var limits: DiskCacheLimits {
+        DiskCacheLimits(
+            count: countLimit, bytes: byteLimit, age: ageLimit.map(Duration.cacheSeconds), freeSpace: freeSpaceLimit)
+    }
+
+    /// The cache's configuration: the limits, the inline threshold and the key; no background trim.
+    func configuration() throws -> DiskCacheConfiguration {
+        var configuration = DiskCacheConfiguration(limits: limits)
+        if let inlineThreshold { configuration.inlineThreshold = inlineThreshold }
+        configuration.cryptKey = try KeySource(
+            literal: cryptKey, file: cryptKeyFile, environment: cryptKeyEnv, aes256: aes256, option: "--crypt-key"
+        ).resolve()
+        return configuration
+    }
+
+    /// Opens the cache. Only `creating` opens make a missing directory; the others refuse it, so a
+    /// mistyped `--dir` is an error rather than a new, empty cache.
+    func open(creating: Bool = false) throws -> DiskCache {
+        let configuration = try configuration()
+        var isDirectory: ObjCBool = false
+        if !creating
+            && !(FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) && isDirectory.boolValue)
+        {
+            printError("no cache directory at \(dir)")
+            throw ExitCode.failure
+        }
+        var logger: Logger? = nil
+        if verbose {
+            var stderrLogger = Logger(label: "mappedkv") { StreamLogHandler.standardError(label: $0) }
+            stderrLogger.logLevel = .debug
+            logger = stderrLogger
+        }
+        return try reportingCacheErrors { try DiskCache(directory: dir, configuration: configuration, logger: logger) }
+    }
+}
+
+extension Duration {
+    /// A non-negative, finite number of seconds as a duration, saturating at `Int64.max` seconds
+    /// (where `Duration.seconds(_:)` would trap): any longer time is as good as forever.
+    static func cacheSeconds(_ seconds: Double) -> Duration {
+        seconds >= 9.2e18 ? .seconds(Int64.max) : .seconds(seconds)
+    }
+}
+
+/// Runs `body`, turning a cache or file error into a one-line message on standard error and exit status 1.
+func reportingCacheErrors<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as CacheError {
+        printError(error.description)
+        throw ExitCode.failure
+    } catch let error as SystemError {
+        printError(error.description)
+        throw ExitCode.failure
+    }
+}

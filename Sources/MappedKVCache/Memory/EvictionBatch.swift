@@ -1,0 +1,44 @@
+// The entries one call of `MemoryCache` took out while holding its lock.
+//
+// Invariant: every value the cache drops leaves the lock inside a batch, so handlers run, and values
+// are destroyed, only after the lock is released; a batch of one eviction does not allocate.
+
+/// The evictions of one locked section, in the order they happened, with the handler to report them
+/// to and any replaced value to destroy after the lock is released.
+struct EvictionBatch<Key: Sendable, Value: Sendable>: Sendable {
+    /// An evicted entry.
+    typealias Eviction = (key: Key, value: Value, reason: MemoryCacheEvictionReason)
+
+    /// The first eviction, kept inline so that the common single eviction needs no array.
+    private var first: Eviction?
+    /// The evictions after the first; `nil` rather than empty, so that the common batch holds no array
+    /// to release.
+    private var rest: [Eviction]?
+    /// The handler to report the evictions to.
+    var handler: (@Sendable (Key, Value, MemoryCacheEvictionReason) -> Void)?
+    /// A value that was replaced or removed without being an eviction, destroyed with the batch.
+    var released: Value?
+
+    /// Whether no eviction was recorded.
+    var isEmpty: Bool { first == nil }
+
+    /// Records an eviction.
+    mutating func append(key: Key, value: Value, reason: MemoryCacheEvictionReason) {
+        if first == nil {
+            first = (key, value, reason)
+        } else if rest == nil {
+            rest = [(key, value, reason)]
+        } else {
+            rest!.append((key, value, reason))
+        }
+    }
+
+    /// Reports the evictions to the handler, in order. Call it without the cache's lock held.
+    func deliver() {
+        guard let handler, let first else { return }
+        handler(first.key, first.value, first.reason)
+        for eviction in rest ?? [] {
+            handler(eviction.key, eviction.value, eviction.reason)
+        }
+    }
+}

@@ -26,6 +26,10 @@ extension MappedKV {
     public func string(forKey key: String) throws(MappedKVError) -> String? { try value(forKey: key, as: String.self) }
     /// The bytes value of `key`, or nil.
     public func bytes(forKey key: String) throws(MappedKVError) -> [UInt8]? { try value(forKey: key, as: [UInt8].self) }
+    /// Stores a bytes value under `key` (specialized here, like the getters).
+    public func set(_ bytes: [UInt8], forKey key: String) throws(MappedKVError) {
+        try withCore { (core) throws(MappedKVError) in try core.set(bytes, forKey: key) }
+    }
     /// The bytes value of `key` as `Data`, or nil.
     public func data(forKey key: String) throws(MappedKVError) -> Data? { try value(forKey: key, as: Data.self) }
     /// The string-vector value of `key`, or nil.

@@ -57,7 +57,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
 
     /// Runs `body` on the store under its lock, then reports any change by another process it noticed.
     @inline(__always)
-    private func withCore<R: Sendable>(_ body: (StoreCore) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
+    func withCore<R: Sendable>(_ body: (StoreCore) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
         try ensureOpen()
         defer { reportChanges() }
         return try shared.core.withLock { (core) throws(MappedKVError) -> R in try body(core) }

@@ -38,6 +38,26 @@ extension MappedKV {
             try activeCore().removeValue(forKey: key)
         }
 
+        /// The bytes value of `key`, or nil (specialized here: the protocol's generic getter runs
+        /// unspecialized when called from another module).
+        public func bytes(forKey key: String) throws(MappedKVError) -> [UInt8]? {
+            try activeCore().value(forKey: key, as: [UInt8].self)
+        }
+
+        /// Stores a bytes value under `key` (specialized, as ``bytes(forKey:)``).
+        public func set(_ bytes: [UInt8], forKey key: String) throws(MappedKVError) {
+            try activeCore().set(bytes, forKey: key)
+        }
+
+        /// Calls `body` with every live key and its stored payload bytes (the encoding of
+        /// docs/FORMAT.md 2.5), in no particular order and without copying the payloads: the
+        /// cheapest way to read a whole store. The payload buffer is valid only during the call.
+        public func forEachEntry(_ body: (_ key: String, _ payload: UnsafeRawBufferPointer) throws -> Void) throws {
+            try activeCore().forEachEntry { key, payload in
+                try body(String(decoding: key, as: UTF8.self), payload)
+            }
+        }
+
         /// Removes every key, as ``MappedKV/clearAll()``, inside the transaction.
         public func clearAll() throws(MappedKVError) {
             try activeCore().clearAll()

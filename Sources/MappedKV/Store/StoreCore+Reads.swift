@@ -74,6 +74,26 @@ extension StoreCore {
             .map { (key: String(decoding: $0.key, as: UTF8.self), payload: $0.payload) }
     }
 
+    /// Calls `body` with the key bytes and payload bytes of every live entry, in no particular
+    /// order, without copying either; the buffers are valid only during the call.
+    func forEachEntry(
+        _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try prepareRead()
+        let now = expiryEnabled ? configuration.clock.now() : 0
+        var slots: [ValueSlot] = []
+        slots.reserveCapacity(index.count)
+        index.forEachSlot { slot in slots.append(slot) }
+        try mirror.withUnsafeBytes { bytes in
+            for slot in slots {
+                guard let range = liveValueRange(slot, now: now) else { continue }
+                try body(
+                    UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange]),
+                    UnsafeRawBufferPointer(rebasing: bytes[range]))
+            }
+        }
+    }
+
     /// A snapshot of the file-level state.
     func info() throws(MappedKVError) -> StoreInfo {
         try prepareRead()

@@ -6,29 +6,42 @@ import MappedKV
 /// ``DiskCacheConfiguration/accessTimeFlushInterval`` has passed since the last write, so the
 /// LRU order the manifest holds is at most that much behind this process's reads.
 struct AccessTimeLog: Sendable {
-    /// The latest access time per key, in milliseconds since 1970.
-    var pending: [String: UInt64] = [:]
+    /// Accesses in the order they happened: an append per read, no hashing. A key may appear
+    /// more than once; the latest time wins. Entries that were set, removed or replaced since need
+    /// no forgetting: an entry's LRU time is the later of its modification and its access, and a
+    /// time for a key with no entry is never written.
+    private var log: [(key: String, time: UInt64)] = []
     /// When the pending times were last written.
     var lastFlush: UInt64
 
-    mutating func forget(_ key: String) {
-        if !pending.isEmpty { pending[key] = nil }
+    /// How many accesses are kept before they are written regardless of the interval.
+    static let capacity = 65_536
+
+    init(lastFlush: UInt64) { self.lastFlush = lastFlush }
+
+    /// The latest pending access time per key.
+    var pending: [String: UInt64] {
+        var latest: [String: UInt64] = [:]
+        latest.reserveCapacity(log.count)
+        for (key, time) in log { latest[key] = max(latest[key] ?? 0, time) }
+        return latest
     }
 
-    mutating func forgetAll() { pending = [:] }
+    mutating func forgetAll() { log = [] }
 
-    /// Records an access; returns the times to write now, if the interval has passed.
+    /// Records an access; returns the times to write now, if the interval has passed or the log is full.
     mutating func note(_ key: String, at now: UInt64, interval: UInt64) -> [String: UInt64]? {
-        pending[key] = now
+        log.append((key, now))
         let (due, overflow) = lastFlush.addingReportingOverflow(interval)
-        guard !overflow, now >= due else { return nil }  // an interval past the end of time: never
+        // An interval past the end of time: written only when full, on trim or on close.
+        guard log.count >= Self.capacity || (!overflow && now >= due) else { return nil }
         return takeAll(now: now)
     }
 
     /// Every pending time, which are no longer pending.
     mutating func takeAll(now: UInt64) -> [String: UInt64] {
         lastFlush = now
-        defer { pending = [:] }
+        defer { log = [] }
         return pending
     }
 }

@@ -88,6 +88,28 @@ struct CacheEntryRecord: Equatable, Sendable {
         self.location = location
     }
 
+    /// The size of the value and the name of its file (nil for an inline value) of the record in
+    /// `raw`, without copying the value; nil if `raw` is not a well-formed record.
+    static func summary(of raw: UnsafeRawBufferPointer) -> (size: Int, fileName: String?)? {
+        guard raw.count >= 2, raw[0] == version, raw[1] & ~7 == 0 else { return nil }
+        let flags = raw[1]
+        var cursor = ByteCursor(raw, position: 2)
+        guard let size = try? cursor.readVarint64(), size <= UInt64(Int32.max), cursor.remaining >= 4 else {
+            return nil
+        }
+        cursor.position += 4
+        guard (try? cursor.readVarint64()) != nil else { return nil }
+        if flags & 2 != 0 { guard (try? cursor.readVarint64()) != nil else { return nil } }
+        if flags & 4 != 0 {
+            guard let length = try? cursor.readVarint64(), length <= UInt64(cursor.remaining) else { return nil }
+            cursor.position += Int(length)
+        }
+        if flags & 1 != 0 { return cursor.remaining == Int(size) ? (Int(size), nil) : nil }
+        guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining) else { return nil }
+        let name = String(decoding: raw[cursor.position...], as: UTF8.self)
+        return FileNames.isValid(name) ? (Int(size), name) : nil
+    }
+
     private static func decode(_ raw: UnsafeRawBufferPointer) -> CacheEntryRecord? {
         guard raw.count >= 2, raw[0] == version else { return nil }
         let flags = raw[1]

@@ -1,4 +1,5 @@
 import MappedKV
+import MappedKVFormat
 import MappedKVIO
 
 // Statistics, listing and verification: read-only views of the cache (verify can also repair).
@@ -39,11 +40,16 @@ extension DiskCache {
         return try exclusively { transaction -> DiskCacheStatistics in
             var statistics = DiskCacheStatistics()
             var referenced = Set<String>()
-            for entry in try Self.snapshot(transaction, pending: [:]).entries {
-                guard let record = entry.record else { continue }
+            try transaction.forEachEntry { storeKey, payload in
+                guard storeKey.hasPrefix("e:") else { return }
+                var cursor = ByteCursor(payload)
+                guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining),
+                    let summary = CacheEntryRecord.summary(
+                        of: UnsafeRawBufferPointer(rebasing: payload[cursor.position...]))
+                else { return }
                 statistics.count += 1
-                statistics.bytes += record.size
-                if let name = record.fileName {
+                statistics.bytes += summary.size
+                if let name = summary.fileName {
                     statistics.fileCount += 1
                     referenced.insert(name)
                 } else {

@@ -1,4 +1,5 @@
 import MappedKV
+import MappedKVFormat
 
 // A consistent view of every entry, read inside the manifest's exclusive lock: what trim,
 // statistics, listing and verify work from.
@@ -21,26 +22,27 @@ struct CacheSnapshot: Sendable {
 }
 
 extension DiskCache {
-    /// Reads every entry inside `transaction`, least recently used first.
+    /// Reads every entry inside `transaction`, least recently used first: one unsorted pass over
+    /// the manifest's payloads, decoding records in place.
     static func snapshot(
         _ transaction: MappedKV.Transaction, pending: [String: UInt64]
-    ) throws(MappedKVError) -> CacheSnapshot {
+    ) throws -> CacheSnapshot {
         var access: [String: UInt64] = [:]
         var entries: [CacheSnapshotEntry] = []
-        for storeKey in try transaction.allKeys {
-            if storeKey.hasPrefix("a:") {
-                let time = (try? transaction.value(forKey: storeKey, as: UInt64.self)) ?? nil
-                access[String(storeKey.dropFirst(2))] = time ?? 0
-            } else if storeKey.hasPrefix("e:") {
-                guard let raw = try? transaction.value(forKey: storeKey, as: [UInt8].self) else { continue }
+        try transaction.forEachEntry { storeKey, payload in
+            if storeKey.hasPrefix("e:") {
+                let raw = ManifestPayload.bytes(payload) ?? []
                 let record = CacheEntryRecord(decoding: raw)
                 entries.append(
                     CacheSnapshotEntry(
                         key: String(storeKey.dropFirst(2)), raw: raw, record: record,
                         lastAccess: record?.modified ?? 0))
+            } else if storeKey.hasPrefix("a:") {
+                access[String(storeKey.dropFirst(2))] = ManifestPayload.varint(payload) ?? 0
             }
         }
         var live = Set<String>()
+        live.reserveCapacity(entries.count)
         for index in entries.indices {
             let key = entries[index].key
             live.insert(key)
@@ -56,5 +58,22 @@ extension DiskCache {
     func snapshot() throws(CacheError) -> CacheSnapshot {
         let pending = accessTimes.withLock { $0.pending }
         return try exclusively { transaction in try Self.snapshot(transaction, pending: pending) }
+    }
+}
+
+/// Decoding of the manifest's stored payloads (docs/FORMAT.md 2.5) straight from the store's buffer.
+enum ManifestPayload {
+    /// The bytes of a bytes payload (`varint(n)` then n bytes), or nil if it is not one.
+    static func bytes(_ payload: UnsafeRawBufferPointer) -> [UInt8]? {
+        var cursor = ByteCursor(payload)
+        guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining) else { return nil }
+        return Array(UnsafeRawBufferPointer(rebasing: payload[cursor.position...]))
+    }
+
+    /// The value of a varint payload, or nil if it is not one.
+    static func varint(_ payload: UnsafeRawBufferPointer) -> UInt64? {
+        var cursor = ByteCursor(payload)
+        guard let value = try? cursor.readVarint64(), cursor.isAtEnd else { return nil }
+        return value
     }
 }

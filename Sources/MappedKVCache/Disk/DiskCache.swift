@@ -111,7 +111,7 @@ public final class DiskCache: Sendable {
     static func record(
         of key: String, in transaction: MappedKV.Transaction
     ) throws(MappedKVError) -> (raw: [UInt8], record: CacheEntryRecord?)? {
-        guard let raw = try transaction.value(forKey: entryKey(key), as: [UInt8].self) else { return nil }
+        guard let raw = try transaction.bytes(forKey: entryKey(key)) else { return nil }
         return (raw, CacheEntryRecord(decoding: raw))
     }
 
@@ -161,7 +161,6 @@ public final class DiskCache: Sendable {
             throw error
         }
         if let replaced, replaced != name { files.remove(replaced) }
-        accessTimes.withLock { $0.forget(key) }
     }
 
     /// The value of `key`, or nil on a miss. A hit counts as an access for the LRU order.
@@ -173,7 +172,7 @@ public final class DiskCache: Sendable {
     public func entry(forKey key: String) throws(CacheError) -> DiskCacheEntry? {
         try Self.validate(key)
         let raw = try manifestCall { () throws(MappedKVError) in
-            try manifest.value(forKey: Self.entryKey(key), as: [UInt8].self)
+            try manifest.bytes(forKey: Self.entryKey(key))
         }
         guard let raw else { return nil }
         let now = configuration.clock.now()
@@ -193,7 +192,7 @@ public final class DiskCache: Sendable {
     public func contains(_ key: String) throws(CacheError) -> Bool {
         try Self.validate(key)
         let raw = try manifestCall { () throws(MappedKVError) in
-            try manifest.value(forKey: Self.entryKey(key), as: [UInt8].self)
+            try manifest.bytes(forKey: Self.entryKey(key))
         }
         guard let raw, let record = CacheEntryRecord(decoding: raw) else { return false }
         return !record.isExpired(at: configuration.clock.now())
@@ -219,7 +218,6 @@ public final class DiskCache: Sendable {
             return .some(current.record?.fileName)
         }
         if case .some(.some(let name)) = name { files.remove(name) }
-        accessTimes.withLock { $0.forget(key) }
         logger.debug("dropped an entry that cannot be served", metadata: ["key": "\(key)"])
     }
 
@@ -234,7 +232,6 @@ public final class DiskCache: Sendable {
             return old?.record?.fileName
         }
         if let name { files.remove(name) }
-        accessTimes.withLock { $0.forget(key) }
     }
 
     /// Removes every entry and returns at once: the value files are moved aside and deleted in

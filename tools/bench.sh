@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds tools/bench (MappedKV against SQLite, LMDB and UserDefaults) in release with its own
-# scratch path, installing the C libraries it links when they are missing, then runs it with the
-# arguments given:
+# Builds tools/bench (MappedKV against SQLite, LMDB and UserDefaults; MappedKVCache against other
+# disk cache designs) in release with its own scratch path, installing the C libraries it links when
+# they are missing, then runs it with the arguments given:
 #
 #   tools/bench.sh --n 100000 --runs 5 --svg peers.svg     # the peer comparison
 #   tools/bench.sh --scaling --svg scaling.svg              # MappedKV at N = 10^4, 10^5, 10^6
+#   tools/bench.sh --cache --runs 5 --svg cache.svg         # DiskCache and MemoryCache against SQLite + files,
+#                                                           # file per entry and plain files
 #   tools/bench.sh --help
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

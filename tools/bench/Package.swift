@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
-// MappedKV against its peers (SQLite, LMDB, Foundation's UserDefaults), and MappedKV's scaling.
+// MappedKV against its peers (SQLite, LMDB, Foundation's UserDefaults), MappedKV's scaling, and
+// MappedKVCache against other disk cache designs (SQLite + files, file per entry, plain files).
 //
 // A separate package so that the main package never needs SQLite or LMDB: build and run it with
 // `tools/bench.sh`, which installs the C libraries when they are missing.
@@ -33,6 +34,7 @@ let package = Package(
                 "CLMDB",
                 .product(name: "MappedKV", package: "MappedKV"),
                 .product(name: "MappedKVFormat", package: "MappedKV"),
+                .product(name: "MappedKVCache", package: "MappedKV"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

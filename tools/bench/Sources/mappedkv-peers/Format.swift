@@ -14,12 +14,12 @@ enum Format {
         return value < 0 ? "-" + out : out
     }
 
-    /// A ratio: "214x", "14.2x", "0.73x".
+    /// A ratio: "214x", "14.2x", "0.73x", "0.0012x".
     static func ratio(_ value: Double) -> String {
         guard value.isFinite else { return "-" }
-        return value >= 100
-            ? String(format: "%.0fx", value)
-            : value >= 1 ? String(format: "%.1fx", value) : String(format: "%.2fx", value)
+        if value >= 100 { return String(format: "%.0fx", value) }
+        if value >= 1 { return String(format: "%.1fx", value) }
+        return value >= 0.01 ? String(format: "%.2fx", value) : String(format: "%.2gx", value)
     }
 
     /// A duration with a unit chosen for its size: "350 ns", "1.1 µs", "12 µs", "3.4 ms", "1.2 s".

@@ -31,6 +31,13 @@ struct Machine {
             kernel: kernel, swift: swift)
     }
 
+    /// The 1, 5 and 15 minute load averages from /proc/loadavg: "0.12 0.30 0.25".
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        let fields = text.split(separator: " ").prefix(3)
+        return fields.count == 3 ? fields.joined(separator: " ") : "unknown"
+    }
+
     /// One line: "Intel(R) Xeon(R) Processor, 2 cores, 23.4 GiB, Linux 6.1.0, Swift 6.3.1".
     var summary: String {
         "\(cpu), \(cores) cores, \(String(format: "%.1f", memoryGiB)) GiB RAM, Linux \(kernel), \(swift)"

@@ -2,17 +2,21 @@ import ArgumentParser
 import Foundation
 
 /// `mappedkv-peers`: MappedKV against SQLite, LMDB and UserDefaults on `mappedkv bench`'s
-/// workloads, or (`--scaling`) MappedKV alone at growing N.
+/// workloads, (`--scaling`) MappedKV alone at growing N, or (`--cache`) MappedKVCache against other
+/// disk cache designs.
 @main
 struct PeersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mappedkv-peers",
-        abstract: "Time MappedKV against SQLite, LMDB and UserDefaults, or MappedKV's scaling with N.",
+        abstract:
+            "Time MappedKV against SQLite, LMDB and UserDefaults, MappedKV's scaling with N, or MappedKVCache's caches.",
         discussion: """
             Runs set_int32, set_string, get_int32, get_string, remove and reopen_load (the workloads of \
             `mappedkv bench`) on every store, --runs rounds alternating the stores, and prints Markdown tables \
             of the medians and of the ratios to MappedKV. With --scaling, runs MappedKV alone at each N of \
-            --scaling-n. Build in release (tools/bench.sh does).
+            --scaling-n. With --cache, compares MappedKVCache's DiskCache with a SQLite + files cache \
+            (YYKVStorage's design), a file-per-entry cache (PINDiskCache's design) and, for 1 MiB values, plain \
+            files, and times its MemoryCache at its count limit. Build in release (tools/bench.sh does).
             """)
 
     @Option(help: "Keys per workload.")
@@ -34,6 +38,18 @@ struct PeersCommand: ParsableCommand {
     var scaling = false
     @Option(help: "With --scaling: the comma-separated N values.", transform: Self.parseSizes)
     var scalingN: [Int] = [10_000, 100_000, 1_000_000]
+    @Flag(help: "Compare disk and memory caches (MappedKVCache and its peers) instead of stores.")
+    var cache = false
+    @Option(
+        help: "With --cache: comma-separated designs: mappedkvcache,sqlite-files,file-per-entry,plain-file.",
+        transform: Self.parseDesigns)
+    var cacheDesigns: [CacheDesign] = CacheDesign.allCases
+    @Option(help: "With --cache: run the file-per-entry design with at most this many keys.")
+    var filePerEntryMaxN = 100_000
+    @Option(help: "With --cache: the entries of the cache trimmed to half.")
+    var trimN = 50_000
+    @Option(help: "With --cache: the 1 MiB values of the large-value workload.")
+    var largeCount = 50
     @Option(help: .hidden)
     var rssProbe: String?
     @Option(help: .hidden)
@@ -51,6 +67,18 @@ struct PeersCommand: ParsableCommand {
         return kinds
     }
 
+    static func parseDesigns(_ text: String) throws -> [CacheDesign] {
+        let designs = try text.split(separator: ",").map { name in
+            guard let design = CacheDesign(rawValue: name.lowercased().trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError(
+                    "unknown design \(name); known: \(CacheDesign.allCases.map(\.rawValue).joined(separator: ","))")
+            }
+            return design
+        }
+        guard !designs.isEmpty else { throw ValidationError("--cache-designs needs at least one design") }
+        return designs
+    }
+
     static func parseSizes(_ text: String) throws -> [Int] {
         let sizes = try text.split(separator: ",").map { part in
             guard let size = Int(part.trimmingCharacters(in: .whitespaces)), size > 0 else {
@@ -66,6 +94,10 @@ struct PeersCommand: ParsableCommand {
         guard n > 0 else { throw ValidationError("--n must be positive") }
         guard runs > 0 else { throw ValidationError("--runs must be positive") }
         guard userdefaultsMaxN > 0 else { throw ValidationError("--userdefaults-max-n must be positive") }
+        guard filePerEntryMaxN > 0 else { throw ValidationError("--file-per-entry-max-n must be positive") }
+        guard trimN >= 2 else { throw ValidationError("--trim-n must be at least 2") }
+        guard largeCount > 0 else { throw ValidationError("--large-count must be positive") }
+        guard !(cache && scaling) else { throw ValidationError("--cache and --scaling are separate runs") }
     }
 
     func run() throws {
@@ -93,7 +125,14 @@ struct PeersCommand: ParsableCommand {
         defer { if temporary { try? Scratch.remove(directory) } }
         let progress: (String) -> Void = { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
 
-        if scaling {
+        if cache {
+            let sizes = CacheSizes(
+                n: n, filePerEntryLimit: filePerEntryMaxN, trimEntries: trimN, largeValues: largeCount)
+            let results = try CacheComparison(designs: cacheDesigns, sizes: sizes, runs: runs, root: directory)
+                .run(progress: progress)
+            print(results.markdown(machine: machine))
+            if let svg { try CacheChart.render(results, machine: machine).write(to: svg) }
+        } else if scaling {
             let results = try Scaling(sizes: scalingN, runs: runs, root: directory).run(progress: progress)
             print(results.markdown(machine: machine))
             if let svg { try ScalingChart.render(results, machine: machine).write(to: svg) }

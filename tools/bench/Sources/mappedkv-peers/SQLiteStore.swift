@@ -152,9 +152,9 @@ final class SQLiteStore: BenchStore {
         guard reset == SQLITE_OK else { throw Self.failure(db, reset, "sqlite3_reset (\(what))") }
     }
 
-    // MARK: Helpers
+    // MARK: Helpers (also used by SQLiteFilesCache)
 
-    private static func open(_ path: String) throws -> OpaquePointer {
+    static func open(_ path: String) throws -> OpaquePointer {
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
         guard rc == SQLITE_OK, let db = handle else {
@@ -165,20 +165,20 @@ final class SQLiteStore: BenchStore {
         return db
     }
 
-    private static func prepare(_ db: OpaquePointer, _ sql: String) throws -> OpaquePointer {
+    static func prepare(_ db: OpaquePointer, _ sql: String) throws -> OpaquePointer {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v2(db, sql, -1, &statement, nil)
         guard rc == SQLITE_OK, let prepared = statement else { throw failure(db, rc, "sqlite3_prepare_v2 \(sql)") }
         return prepared
     }
 
-    private static func execute(_ db: OpaquePointer, _ sql: String) throws {
+    static func execute(_ db: OpaquePointer, _ sql: String) throws {
         let rc = sqlite3_exec(db, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw failure(db, rc, "sqlite3_exec \(sql)") }
     }
 
     /// Runs a pragma and returns the first column of its first row, if it answers one.
-    private static func pragma(_ db: OpaquePointer, _ sql: String) throws -> String? {
+    static func pragma(_ db: OpaquePointer, _ sql: String) throws -> String? {
         let statement = try prepare(db, sql)
         let rc = sqlite3_step(statement)
         let answer = rc == SQLITE_ROW ? sqlite3_column_text(statement, 0).map { String(cString: $0) } : nil
@@ -188,7 +188,7 @@ final class SQLiteStore: BenchStore {
         return answer
     }
 
-    private static func failure(_ db: OpaquePointer?, _ rc: Int32, _ call: String) -> BenchError {
+    static func failure(_ db: OpaquePointer?, _ rc: Int32, _ call: String) -> BenchError {
         let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
         return BenchError("SQLite: \(call) failed: \(message) (\(rc))")
     }

@@ -1,0 +1,212 @@
+/// The cache comparison (`--cache`): every design runs its workloads once per round, rounds
+/// alternate the designs (each round starts one design further along), and the report quotes the
+/// median of the rounds.
+struct CacheComparison {
+    var designs: [CacheDesign]
+    var sizes: CacheSizes
+    var runs: Int
+    var root: String
+
+    func run(progress: (String) -> Void) throws -> CacheResults {
+        let data = CacheData(
+            keys: max(sizes.n, sizes.trimEntries), memoryEntries: designs.contains(.mappedkv) ? sizes.n : 0,
+            largeValues: sizes.largeValues)
+        var results = CacheResults(
+            designs: designs, sizes: sizes, runs: runs, samples: [:], loadAtStart: Machine.loadAverage(),
+            loadAtEnd: "")
+        for round in 0..<runs {
+            let order = (0..<designs.count).map { designs[($0 + round) % designs.count] }
+            var line = "round \(round + 1)/\(runs):"
+            for design in order {
+                let directory = try Scratch.directory("\(root)/cache-round-\(round + 1)/\(design.rawValue)")
+                let start = Clock.nanoseconds()
+                let result = try design.run(data: data, sizes: sizes, directory: directory)
+                try Scratch.remove(directory)
+                for (workload, value) in result {
+                    results.samples[design, default: [:]][workload, default: []].append(value)
+                }
+                line += " \(design.displayName) \(Format.duration(nanoseconds: Double(Clock.nanoseconds() - start)))"
+            }
+            try Scratch.remove("\(root)/cache-round-\(round + 1)")
+            progress(line)
+        }
+        results.loadAtEnd = Machine.loadAverage()
+        return results
+    }
+}
+
+/// A target of the issue for MappedKVCache on one workload.
+enum CacheTarget {
+    /// The median is at most this many nanoseconds.
+    case atMost(Double)
+    /// The design's median is at least this many times MappedKVCache's.
+    case fasterThan(CacheDesign, Double)
+    /// MappedKVCache's median is at most this many times the design's.
+    case within(CacheDesign, Double)
+
+    /// The targets per workload: absolute ones go to the table of medians, relative ones to the ratios.
+    static func targets(_ workload: CacheWorkload) -> [CacheTarget] {
+        switch workload {
+        case .memorySet: [.atMost(200)]
+        case .memoryGet: [.atMost(80)]
+        case .diskSet: [.atMost(1_500), .fasterThan(.sqliteFiles, 10), .fasterThan(.filePerEntry, 50)]
+        case .diskGet: [.atMost(400), .fasterThan(.sqliteFiles, 10), .fasterThan(.filePerEntry, 50)]
+        case .largeSet, .largeGet: [.within(.plainFile, 1.3)]
+        case .trim: [.atMost(100e6)]
+        case .statistics: [.atMost(5e6)]
+        case .diskOpen: []
+        }
+    }
+
+    var isAbsolute: Bool {
+        if case .atMost = self { return true }
+        return false
+    }
+
+    var text: String {
+        switch self {
+        case .atMost(let limit): "≤ \(Format.duration(nanoseconds: limit))"
+        case .fasterThan(let design, let factor): "≥ \(Format.oneDecimal(factor))x vs \(design.displayName)"
+        case .within(let design, let factor): "≤ \(Format.oneDecimal(factor))x \(design.displayName)"
+        }
+    }
+
+    /// Whether MappedKVCache meets the target, or nil when a design it needs did not run.
+    func met(_ results: CacheResults, _ workload: CacheWorkload) -> Bool? {
+        let ours = results.perEntry(.mappedkv, workload)
+        guard ours.isFinite else { return nil }
+        switch self {
+        case .atMost(let limit):
+            return results.median(.mappedkv, workload) <= limit
+        case .fasterThan(let design, let factor):
+            let theirs = results.perEntry(design, workload)
+            return theirs.isFinite ? theirs / ours >= factor : nil
+        case .within(let design, let factor):
+            let theirs = results.perEntry(design, workload)
+            return theirs.isFinite ? ours / theirs <= factor : nil
+        }
+    }
+}
+
+/// The samples of a cache comparison and the tables made from them.
+struct CacheResults {
+    var designs: [CacheDesign]
+    var sizes: CacheSizes
+    var runs: Int
+    /// Per design and workload, one figure per round (ns per operation, per value or per call).
+    var samples: [CacheDesign: [CacheWorkload: [Double]]]
+    /// /proc/loadavg's 1, 5 and 15 minute figures before the first round and after the last.
+    var loadAtStart: String
+    var loadAtEnd: String
+
+    /// The median, or NaN when the design did not run the workload.
+    func median(_ design: CacheDesign, _ workload: CacheWorkload) -> Double {
+        guard let values = samples[design]?[workload], !values.isEmpty else { return .nan }
+        return Statistics.median(values)
+    }
+
+    /// The entries a per-call workload (open, trim, statistics) handled for `design`.
+    func entries(_ design: CacheDesign, _ workload: CacheWorkload) -> Int {
+        workload == .trim ? sizes.trimCount(design) : sizes.keyCount(design)
+    }
+
+    /// The median made comparable across designs run at different N: per-call figures of the
+    /// per-call workloads are divided by the entries they handled when a design ran fewer.
+    func perEntry(_ design: CacheDesign, _ workload: CacheWorkload) -> Double {
+        let value = median(design, workload)
+        guard workload.unit == .milliseconds else { return value }
+        return value / Double(entries(design, workload)) * Double(entries(.mappedkv, workload))
+    }
+
+    /// A design's column heading, with its N when it differs.
+    func heading(_ design: CacheDesign) -> String {
+        let count = sizes.keyCount(design)
+        guard count != sizes.n, design != .plainFile else { return design.displayName }
+        return "\(design.displayName) (N = \(Format.grouped(Double(count))))"
+    }
+
+    /// The workloads at least one of the designs ran, in report order.
+    var workloads: [CacheWorkload] {
+        CacheWorkload.allCases.filter { workload in designs.contains { samples[$0]?[workload] != nil } }
+    }
+
+    func markdown(machine: Machine) -> String {
+        let n = Format.grouped(Double(sizes.n))
+        var out = "## MappedKVCache and its peers: disk and memory caches, N = \(n), medians of \(runs) rounds\n\n"
+        out += "Machine: \(machine.summary)\n\n"
+        out +=
+            "Load average (1, 5, 15 min) before the first round: \(loadAtStart); after the last: \(loadAtEnd) "
+            + "(anything above 0 is other processes competing for the \(machine.cores) cores).\n\n"
+        for design in designs { out += "- **\(design.displayName)**: \(design.setup)\n" }
+        out +=
+            "\nWorkloads (100-byte values under `key-<i>`; every value read back is checked against its key; no fsync anywhere):\n\n"
+        if workloads.contains(.memorySet) {
+            out +=
+                "- memory_set / memory_get: a MemoryCache with count limit N = \(n) filled with N entries (untimed), "
+                + "then N sets of new keys (each evicts one) and N gets of those keys (all hits).\n"
+        }
+        out +=
+            "- disk_set: N sets into an empty disk cache. disk_open: close and reopen it (what the open loads). "
+            + "disk_get: N gets right after that reopen, so nothing is in the process's memory.\n"
+            + "- statistics: on the reopened cache of N entries (count and bytes).\n"
+            + "- large_set / large_get: \(sizes.largeValues) values of 1 MiB under new keys, then read back after a "
+            + "reopen; per value.\n"
+            + "- trim: a separate cache of \(Format.grouped(Double(sizes.trimEntries))) entries, reopened, trimmed to half "
+            + "(least recently used first).\n"
+        for design in designs where design != .plainFile && sizes.keyCount(design) < sizes.n {
+            out +=
+                "- **\(design.displayName)** ran with N = \(Format.grouped(Double(sizes.keyCount(design)))) and a trim "
+                + "of \(Format.grouped(Double(sizes.trimCount(design)))) entries; the ratios scale its per-call figures "
+                + "(disk_open, trim, statistics) to MappedKVCache's entries linearly.\n"
+        }
+
+        out += "\nMedians (MappedKVCache: DiskCache, and MemoryCache in the memory rows):\n\n"
+        out += "| workload | " + designs.map(heading).joined(separator: " | ") + " | target | met |\n"
+        out += "|---|" + designs.map { _ in "---:|" }.joined() + "---|---|\n"
+        for workload in workloads {
+            let targets = CacheTarget.targets(workload).filter(\.isAbsolute)
+            out +=
+                "| \(workload.label) | "
+                + designs.map { workload.format(median($0, workload)) }.joined(separator: " | ")
+                + " | \(targetCells(targets, workload)) |\n"
+        }
+
+        let peers = designs.filter { $0 != .mappedkv }
+        if designs.contains(.mappedkv), !peers.isEmpty {
+            out +=
+                "\nRatios to MappedKVCache (median over median; above 1x MappedKVCache is faster; per-call figures per "
+                + "entry):\n\n"
+            out +=
+                "| workload | " + peers.map { "\($0.displayName)/MappedKVCache" }.joined(separator: " | ")
+                + " | target | met |\n"
+            out += "|---|" + peers.map { _ in "---:|" }.joined() + "---|---|\n"
+            for workload in workloads where !workload.isMemory {
+                let targets = CacheTarget.targets(workload).filter { !$0.isAbsolute }
+                out +=
+                    "| \(workload.rawValue) | "
+                    + peers.map {
+                        Format.ratio(perEntry($0, workload) / perEntry(.mappedkv, workload))
+                    }.joined(separator: " | ") + " | \(targetCells(targets, workload)) |\n"
+            }
+        }
+
+        out += "\nSpread over the \(runs) rounds (slowest / fastest):\n\n"
+        out += "| workload | " + designs.map(\.displayName).joined(separator: " | ") + " |\n"
+        out += "|---|" + designs.map { _ in "---:|" }.joined() + "\n"
+        for workload in workloads {
+            out +=
+                "| \(workload.rawValue) | "
+                + designs.map { design in
+                    samples[design]?[workload].map { Format.fixed(Statistics.spread($0), 2) } ?? "-"
+                }.joined(separator: " | ") + " |\n"
+        }
+        return out
+    }
+
+    /// The `target | met` cells of a row: the targets joined, and "yes" / "NO" (or "-") for each.
+    private func targetCells(_ targets: [CacheTarget], _ workload: CacheWorkload) -> String {
+        guard !targets.isEmpty else { return " | " }
+        let verdicts = targets.map { target in target.met(self, workload).map { $0 ? "yes" : "NO" } ?? "-" }
+        return targets.map(\.text).joined(separator: ", ") + " | " + verdicts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,119 @@
+/// The workloads of the cache comparison (`--cache`), in report order.
+enum CacheWorkload: String, CaseIterable {
+    /// N sets of new keys into a MemoryCache already holding N entries at its count limit N, so every
+    /// set evicts one.
+    case memorySet = "memory_set"
+    /// N gets of the keys just set (every one a hit; checked).
+    case memoryGet = "memory_get"
+    /// N sets of 100-byte values under new keys into an empty disk cache.
+    case diskSet = "disk_set"
+    /// Close and reopen of the disk cache holding those N entries (whatever it loads at open).
+    case diskOpen = "disk_open"
+    /// N gets of those entries right after the reopen, so none is in the process's memory (checked).
+    case diskGet = "disk_get"
+    /// Sets of 1 MiB values under new keys.
+    case largeSet = "large_set"
+    /// Gets of those values after a reopen (checked).
+    case largeGet = "large_get"
+    /// A trim of a reopened cache of 50,000 100-byte entries down to half, the least recently used first.
+    case trim
+    /// The count and total size of the N entries of `disk_get`'s cache.
+    case statistics
+
+    /// How the figures are quoted: samples are always nanoseconds (per operation, per value or per call).
+    enum Unit {
+        case nanoseconds, microseconds, milliseconds
+
+        var scale: Double {
+            switch self {
+            case .nanoseconds: 1
+            case .microseconds: 1e3
+            case .milliseconds: 1e6
+            }
+        }
+    }
+
+    var unit: Unit {
+        switch self {
+        case .memorySet, .memoryGet, .diskSet, .diskGet: .nanoseconds
+        case .largeSet, .largeGet: .microseconds
+        case .diskOpen, .trim, .statistics: .milliseconds
+        }
+    }
+
+    /// The row's heading in the tables, with its unit.
+    var label: String {
+        switch self {
+        case .memorySet, .memoryGet, .diskSet, .diskGet: "\(rawValue) (ns/op)"
+        case .largeSet, .largeGet: "\(rawValue) (µs per 1 MiB value)"
+        case .diskOpen, .trim, .statistics: "\(rawValue) (ms)"
+        }
+    }
+
+    /// The chart's second line under the group, if the figure is not per operation.
+    var chartNote: String? {
+        switch self {
+        case .memorySet, .memoryGet, .diskSet, .diskGet: nil
+        case .largeSet, .largeGet: "(per 1 MiB value)"
+        case .diskOpen, .trim, .statistics: "(per call)"
+        }
+    }
+
+    /// Whether the row is MemoryCache's (the other rows are the disk caches').
+    var isMemory: Bool { self == .memorySet || self == .memoryGet }
+
+    /// A figure in the row's unit: "1,234" ns, "345" µs (one decimal under 10), "12.34" ms.
+    func format(_ nanoseconds: Double) -> String {
+        guard nanoseconds.isFinite else { return "-" }
+        let value = nanoseconds / unit.scale
+        switch unit {
+        case .nanoseconds: return Format.grouped(value)
+        case .microseconds: return value >= 10 ? Format.grouped(value) : Format.fixed(value, 1)
+        case .milliseconds: return Format.fixed(value, 2)
+        }
+    }
+}
+
+/// The keys and values every design gets, built once before anything is timed.
+///
+/// Value i begins with i as 8 little-endian bytes, so a read can be checked against its key; the
+/// rest is filler.
+struct CacheData: Sendable {
+    static let valueSize = 100
+    static let largeSize = 1 << 20
+    /// `key-<i>`: the disk caches' keys.
+    let keys: [String]
+    /// 100-byte values, one per key.
+    let values: [[UInt8]]
+    /// `mem-<i>`, twice the memory cache's count limit: the first half fills it, the second half is timed.
+    let memoryKeys: [String]
+    /// `large-<i>` and their 1 MiB values.
+    let largeKeys: [String]
+    let largeValues: [[UInt8]]
+
+    init(keys: Int, memoryEntries: Int, largeValues: Int) {
+        self.keys = (0..<keys).map { "key-\($0)" }
+        values = (0..<keys).map { Self.value($0, size: Self.valueSize) }
+        memoryKeys = (0..<2 * memoryEntries).map { "mem-\($0)" }
+        largeKeys = (0..<largeValues).map { "large-\($0)" }
+        self.largeValues = (0..<largeValues).map { Self.value($0, size: Self.largeSize) }
+    }
+
+    static func value(_ i: Int, size: Int) -> [UInt8] {
+        var value = [UInt8](repeating: UInt8(truncatingIfNeeded: i &* 31 &+ 7), count: size)
+        withUnsafeBytes(of: UInt64(i).littleEndian) { tag in
+            for (offset, byte) in tag.enumerated() where offset < size { value[offset] = byte }
+        }
+        return value
+    }
+
+    /// The index a value was made for (its first 8 bytes), or 0 if it is shorter.
+    @inline(__always)
+    static func tag(_ value: [UInt8]) -> UInt64 {
+        guard value.count >= 8 else { return 0 }
+        return value.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
+    /// The sum of the tags of values 0..<count.
+    static func expectedTags(_ count: Int) -> UInt64 { UInt64(count) * UInt64(max(count - 1, 0)) / 2 }
+}

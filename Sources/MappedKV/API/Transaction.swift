@@ -58,6 +58,14 @@ extension MappedKV {
             }
         }
 
+        /// ``forEachEntry(_:)`` with the key's UTF-8 bytes instead of a `String`: nothing is
+        /// allocated per entry. Both buffers are valid only during the call.
+        public func forEachRawEntry(
+            _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Void
+        ) throws {
+            try activeCore().forEachEntry(body)
+        }
+
         /// Removes every key, as ``MappedKV/clearAll()``, inside the transaction.
         public func clearAll() throws(MappedKVError) {
             try activeCore().clearAll()

@@ -82,17 +82,29 @@ struct CacheFiles: Sendable {
         guard let file = try? FileDescriptor.open(path(of: name), access: .readOnly) else { return nil }
         defer { file.close() }
         let headerLength = 6 + (cryptKey == nil ? 0 : 16)
-        guard let bytes = try? file.read(count: headerLength + record.size + 1, at: 0),
-            bytes.count == headerLength + record.size,
-            Array(bytes[0..<4]) == Self.magic, bytes[4] == Self.version,
-            bytes[5] == (cryptKey == nil ? 0 : 1)
+        guard let header = try? file.read(count: headerLength, at: 0), header.count == headerLength,
+            Array(header[0..<4]) == Self.magic, header[4] == Self.version, header[5] == (cryptKey == nil ? 0 : 1),
+            (try? file.size()) == headerLength + record.size
         else { return nil }
-        var value = Array(bytes[headerLength...])
+        // One read straight into the value's storage: no zero fill and no second copy.
+        var complete = true
+        var value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in
+            var done = 0
+            while done < record.size {
+                let n = pread(file.rawValue, buffer.baseAddress! + done, record.size - done, off_t(headerLength + done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                done += n
+            }
+            complete = done == record.size
+            count = done
+        }
+        guard complete else { return nil }
         if let cryptKey {
-            let iv = Array(bytes[6..<22])
+            let iv = Array(header[6..<22])
             value.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
         }
-        guard CRC32.checksum(value) == record.crc else { return nil }
+        guard value.withUnsafeBytes({ CRC32.update(0, $0) }) == record.crc else { return nil }
         return value
     }
 

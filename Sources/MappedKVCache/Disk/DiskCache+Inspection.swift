@@ -40,8 +40,10 @@ extension DiskCache {
         return try exclusively { transaction -> DiskCacheStatistics in
             var statistics = DiskCacheStatistics()
             var referenced = Set<String>()
-            try transaction.forEachEntry { storeKey, payload in
-                guard storeKey.hasPrefix("e:") else { return }
+            try transaction.forEachRawEntry { storeKey, payload in
+                guard storeKey.count >= 2, storeKey[0] == UInt8(ascii: "e"), storeKey[1] == UInt8(ascii: ":") else {
+                    return
+                }
                 var cursor = ByteCursor(payload)
                 guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining),
                     let summary = CacheEntryRecord.summary(

@@ -134,7 +134,7 @@ public final class DiskCache: Sendable {
             let (expiry, overflow) = now.addingReportingOverflow(ttl.cacheMilliseconds)
             return overflow ? UInt64.max : expiry  // a time to live too long to express: never
         }
-        let crc = CRC32.checksum(value)
+        let crc = value.withUnsafeBytes { CRC32.update(0, $0) }
         let inline = value.count <= configuration.inlineThreshold
         let name = inline ? nil : FileNames.random()
         let hook = faultHook.withLock { $0 }
@@ -202,7 +202,8 @@ public final class DiskCache: Sendable {
     func read(_ record: CacheEntryRecord) -> [UInt8]? {
         switch record.location {
         case .inline(let value):
-            return value.count == record.size && CRC32.checksum(value) == record.crc ? value : nil
+            return value.count == record.size && value.withUnsafeBytes { CRC32.update(0, $0) } == record.crc
+                ? value : nil
         case .file(let name):
             return files.read(name, expecting: record)
         }

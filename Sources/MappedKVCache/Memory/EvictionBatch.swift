@@ -5,24 +5,30 @@
 
 /// The evictions of one locked section, in the order they happened, with the handler to report them
 /// to and any replaced value to destroy after the lock is released.
+@usableFromInline
 struct EvictionBatch<Key: Sendable, Value: Sendable>: Sendable {
     /// An evicted entry.
-    typealias Eviction = (key: Key, value: Value, reason: MemoryCacheEvictionReason)
+    @usableFromInline typealias Eviction = (key: Key, value: Value, reason: MemoryCacheEvictionReason)
 
     /// The first eviction, kept inline so that the common single eviction needs no array.
-    private var first: Eviction?
+    @usableFromInline var first: Eviction?
     /// The evictions after the first; `nil` rather than empty, so that the common batch holds no array
     /// to release.
-    private var rest: [Eviction]?
+    @usableFromInline var rest: [Eviction]?
     /// The handler to report the evictions to.
-    var handler: (@Sendable (Key, Value, MemoryCacheEvictionReason) -> Void)?
+    @usableFromInline var handler: (@Sendable (Key, Value, MemoryCacheEvictionReason) -> Void)?
     /// A value that was replaced or removed without being an eviction, destroyed with the batch.
-    var released: Value?
+    @usableFromInline var released: Value?
+
+    /// Makes an empty batch.
+    @inlinable
+    init() {}
 
     /// Whether no eviction was recorded.
-    var isEmpty: Bool { first == nil }
+    @inlinable var isEmpty: Bool { first == nil }
 
     /// Records an eviction.
+    @inlinable
     mutating func append(key: Key, value: Value, reason: MemoryCacheEvictionReason) {
         if first == nil {
             first = (key, value, reason)
@@ -34,6 +40,7 @@ struct EvictionBatch<Key: Sendable, Value: Sendable>: Sendable {
     }
 
     /// Reports the evictions to the handler, in order. Call it without the cache's lock held.
+    @inlinable
     func deliver() {
         guard let handler, let first else { return }
         handler(first.key, first.value, first.reason)

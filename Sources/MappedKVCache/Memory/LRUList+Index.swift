@@ -6,6 +6,7 @@
 
 extension LRUList {
     /// Where a key is, or where it would go.
+    @usableFromInline
     enum SlotSearch {
         /// The key's live node.
         case found(Int)
@@ -14,25 +15,30 @@ extension LRUList {
     }
 
     /// The 32 bits of `key`'s hash that the index compares and places slots by.
+    @inlinable
     static func tag(of key: Key) -> UInt32 {
         UInt32(truncatingIfNeeded: key.hashValue)
     }
 
     /// A slot's contents: the tag in the high half, the node's index plus one in the low half (so an
     /// occupied slot is never zero).
-    private static func slot(tag: UInt32, node: Int) -> UInt64 {
+    @inlinable
+    static func slot(tag: UInt32, node: Int) -> UInt64 {
         UInt64(tag) << 32 | UInt64(node + 1)
     }
 
-    private static func tag(in slot: UInt64) -> UInt32 {
+    @inlinable
+    static func tag(in slot: UInt64) -> UInt32 {
         UInt32(truncatingIfNeeded: slot >> 32)
     }
 
-    private static func node(in slot: UInt64) -> Int {
+    @inlinable
+    static func node(in slot: UInt64) -> Int {
         Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
     }
 
     /// Finds `key`, whose tag is `tag`: its node, or the empty slot where it would go.
+    @inlinable
     func findSlot(for key: Key, tag: UInt32) -> SlotSearch {
         guard !slots.isEmpty else { return .vacant(LRUList.none) }
         // Unchecked reads: positions are masked to the table, and a slot only names a live node.
@@ -58,6 +64,7 @@ extension LRUList {
     ///
     /// Four fifths rather than the usual three quarters keeps the table of a cache of 100,000 entries at
     /// 1 MiB instead of 2; backward-shift deletion keeps the probe sequences short at that load.
+    @inlinable
     mutating func growIndexIfNeeded() {
         if (count + 1) * 5 > slots.count * 4 {
             rehash(capacity: Swift.max(16, slots.count * 2))
@@ -72,12 +79,14 @@ extension LRUList {
     }
 
     /// Fills the empty slot at `position` with `node`, whose key has `tag`.
+    @inlinable
     mutating func occupy(_ position: Int, tag: UInt32, node: Int) {
         slots[position] = Self.slot(tag: tag, node: node)
     }
 
     /// Empties the slot of `node`, whose key has `tag`, and shifts back the slots after it so that every
     /// slot stays reachable from its home (no tombstones).
+    @inlinable
     mutating func vacate(tag: UInt32, node: Int) {
         let mask = slots.count - 1
         let wanted = Self.slot(tag: tag, node: node)
@@ -99,7 +108,8 @@ extension LRUList {
     }
 
     /// Moves every slot into a new table of `capacity` slots, a power of two.
-    private mutating func rehash(capacity: Int) {
+    @inlinable
+    mutating func rehash(capacity: Int) {
         let old = slots
         slots = ContiguousArray(repeating: 0, count: capacity)
         let mask = capacity - 1

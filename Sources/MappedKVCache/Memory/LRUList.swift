@@ -10,77 +10,105 @@
 /// Everything lives in three arrays: the nodes, their links (kept apart so that relinking touches
 /// little memory) and the index's slots. Nodes refer to each other by index and freed nodes are reused
 /// through a free list, so once the arrays have grown, no operation allocates.
+@usableFromInline
 struct LRUList<Key: Hashable, Value> {
     /// One entry, or a free slot (no key, no value).
+    @usableFromInline
     struct Node {
         /// The entry's key; `nil` in a free slot.
-        var key: Key?
+        @usableFromInline var key: Key?
         /// The 32 bits of the key's hash that the index keeps.
-        var tag: UInt32
+        @usableFromInline var tag: UInt32
         /// The entry's value; `nil` in a free slot.
-        var value: Value?
+        @usableFromInline var value: Value?
         /// The cost the entry was stored with.
-        var cost: Int
+        @usableFromInline var cost: Int
         /// When the entry was stored or last read, in nanoseconds of the cache's clock.
-        var lastAccess: Int64
+        @usableFromInline var lastAccess: Int64
         /// When the entry expires, in nanoseconds of the cache's clock; `Int64.max` for never.
-        var expiry: Int64
+        @usableFromInline var expiry: Int64
+
+        /// Makes a live node.
+        @inlinable
+        init(key: Key?, tag: UInt32, value: Value?, cost: Int, lastAccess: Int64, expiry: Int64) {
+            self.key = key
+            self.tag = tag
+            self.value = value
+            self.cost = cost
+            self.lastAccess = lastAccess
+            self.expiry = expiry
+        }
     }
 
     /// The neighbours of a node; in a free slot, `older` is the next free slot.
+    @usableFromInline
     struct Link {
         /// The next more recently used node, or `LRUList.none`.
-        var newer: Int32
+        @usableFromInline var newer: Int32
         /// The next less recently used node, or `LRUList.none`.
-        var older: Int32
+        @usableFromInline var older: Int32
+
+        /// Makes a link between `newer` and `older`.
+        @inlinable
+        init(newer: Int32, older: Int32) {
+            self.newer = newer
+            self.older = older
+        }
     }
 
     /// The index that stands for no node.
-    static var none: Int { -1 }
+    @inlinable static var none: Int { -1 }
 
     /// Every node, live or free.
-    private(set) var nodes: ContiguousArray<Node> = []
+    @usableFromInline var nodes: ContiguousArray<Node> = []
     /// The links of every node, at the same indices as `nodes`.
-    private(set) var links: ContiguousArray<Link> = []
+    @usableFromInline var links: ContiguousArray<Link> = []
     /// The key index: open addressing with linear probing (see LRUList+Index.swift).
-    var slots: ContiguousArray<UInt64> = []
+    @usableFromInline var slots: ContiguousArray<UInt64> = []
     /// The most recently used node, or `none` when the list is empty.
-    private(set) var mostRecent = LRUList.none
+    @usableFromInline var mostRecent = LRUList.none
     /// The least recently used node, or `none` when the list is empty.
-    private(set) var leastRecent = LRUList.none
+    @usableFromInline var leastRecent = LRUList.none
     /// The first free slot, or `none`.
-    private var firstFree = LRUList.none
+    @usableFromInline var firstFree = LRUList.none
     /// The number of live nodes.
-    private(set) var count = 0
+    @usableFromInline var count = 0
     /// The summed cost of the live nodes.
-    private(set) var totalCost = 0
+    @usableFromInline var totalCost = 0
     /// The number of live nodes with an expiry.
-    private(set) var expiringCount = 0
+    @usableFromInline var expiringCount = 0
 
     /// Whether the list has no live node.
-    var isEmpty: Bool { count == 0 }
+    @inlinable var isEmpty: Bool { count == 0 }
 
     /// The key of the live node at `index`.
+    @inlinable
     func key(at index: Int) -> Key { nodes[index].key! }
 
     /// The value of the live node at `index`.
+    @inlinable
     func value(at index: Int) -> Value { nodes[index].value! }
 
     /// The cost of the live node at `index`.
+    @inlinable
     func cost(at index: Int) -> Int { nodes[index].cost }
 
     /// When the live node at `index` was stored or last read.
+    @inlinable
     func lastAccess(at index: Int) -> Int64 { nodes[index].lastAccess }
 
     /// When the live node at `index` expires; `Int64.max` for never.
+    @inlinable
     func expiry(at index: Int) -> Int64 { nodes[index].expiry }
 
     /// The next more recently used node after the one at `index`, or `none`.
+    @inlinable
     func newer(than index: Int) -> Int { Int(links[index].newer) }
 
     /// Stores `value` for `key` as the most recently used entry and returns the value it replaced.
     ///
     /// - Precondition: `time` is no earlier than the `lastAccess` of every live node.
+    @inlinable
     mutating func store(_ value: Value, forKey key: Key, cost: Int, time: Int64, expiry: Int64) -> Value? {
         let tag = Self.tag(of: key)
         growIndexIfNeeded()
@@ -108,6 +136,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// The live node holding `key`, or `nil`.
+    @inlinable
     func find(_ key: Key) -> Int? {
         guard case .found(let index) = findSlot(for: key, tag: Self.tag(of: key)) else { return nil }
         return index
@@ -116,6 +145,7 @@ struct LRUList<Key: Hashable, Value> {
     /// Records a read of the live node at `index` at `time` and makes it the most recently used one.
     ///
     /// - Precondition: `time` is no earlier than the `lastAccess` of every live node.
+    @inlinable
     mutating func touch(_ index: Int, time: Int64) {
         nodes[index].lastAccess = time
         guard index != mostRecent else { return }
@@ -141,6 +171,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Unlinks the live node at `index`, drops it from the index, frees it and returns its key and value.
+    @inlinable
     mutating func remove(_ index: Int) -> (key: Key, value: Value) {
         unlink(index)
         vacate(tag: nodes[index].tag, node: index)
@@ -155,7 +186,8 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Puts `node` in a free slot, or a new one, and returns its index.
-    private mutating func allocate(_ node: Node) -> Int {
+    @inlinable
+    mutating func allocate(_ node: Node) -> Int {
         guard firstFree == LRUList.none else {
             let index = firstFree
             firstFree = Int(links[index].older)
@@ -169,7 +201,8 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Makes the unlinked node at `index` the most recently used one.
-    private mutating func linkAsMostRecent(_ index: Int) {
+    @inlinable
+    mutating func linkAsMostRecent(_ index: Int) {
         links[index] = Link(newer: Int32(LRUList.none), older: Int32(mostRecent))
         if mostRecent != LRUList.none {
             links[mostRecent].newer = Int32(index)
@@ -180,7 +213,8 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Takes the live node at `index` out of the recency order, leaving its own links stale.
-    private mutating func unlink(_ index: Int) {
+    @inlinable
+    mutating func unlink(_ index: Int) {
         let link = links[index]
         if link.newer != Int32(LRUList.none) {
             links[Int(link.newer)].older = link.older
@@ -266,3 +300,5 @@ struct LRUList<Key: Hashable, Value> {
 extension LRUList: Sendable where Key: Sendable, Value: Sendable {}
 
 extension LRUList.Node: Sendable where Key: Sendable, Value: Sendable {}
+
+extension LRUList.Link: Sendable {}

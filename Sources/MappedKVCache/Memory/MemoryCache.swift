@@ -39,9 +39,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public typealias EvictionHandler = @Sendable (Key, Value, EvictionReason) -> Void
 
     /// The state, behind the lock.
-    let lockedState: Mutex<MemoryCacheState<Key, Value>>
+    @usableFromInline let lockedState: Mutex<MemoryCacheState<Key, Value>>
     /// The time source.
-    let clock: MemoryCacheClock
+    @usableFromInline let clock: MemoryCacheClock
     /// The automatic trimming task, if any; set once, right after initialization.
     let trimTask = Mutex<Task<Void, Never>?>(nil)
 
@@ -86,6 +86,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Runs `body` on the locked state, then reports the evictions it recorded once the lock is
     /// released; the evicted and released values are destroyed after that.
+    @inlinable
     func withState<Result: Sendable>(
         _ body: (inout MemoryCacheState<Key, Value>, inout EvictionBatch<Key, Value>) -> Result
     ) -> Result {
@@ -112,6 +113,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The live value stored for `key`, or `nil`.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         let now = clock.nanoseconds
         return withState { state, batch in state.value(forKey: key, now: now, batch: &batch) }
@@ -124,22 +126,26 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: `true` if a value is stored for `key` and has neither expired nor aged out.
+    @inlinable
     public func contains(_ key: Key) -> Bool {
         let now = clock.nanoseconds
         return lockedState.withLock { $0.contains(key, now: now) }
     }
 
     /// The number of entries, counting those that have expired but have not been evicted yet.
+    @inlinable
     public var count: Int {
         lockedState.withLock { $0.list.count }
     }
 
     /// Whether the cache holds no entry.
+    @inlinable
     public var isEmpty: Bool {
         lockedState.withLock { $0.list.isEmpty }
     }
 
     /// The summed cost of the entries, counting those that have expired but have not been evicted yet.
+    @inlinable
     public var totalCost: Int {
         lockedState.withLock { $0.list.totalCost }
     }
@@ -166,6 +172,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///     negative. 0 by default.
     ///   - timeToLive: How long after this call the entry expires, whether or not it is read; `nil` (the
     ///     default) for never. Storing a value again sets a new time to live.
+    @inlinable
     public func set(_ value: Value, forKey key: Key, cost: Int = 0, timeToLive: Duration? = nil) {
         let now = clock.nanoseconds
         withState { state, batch in
@@ -180,6 +187,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Parameter key: The key to remove.
     /// - Returns: The value that was stored for `key`, or `nil` if there was none or it had expired or
     ///   aged out.
+    @inlinable
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
         let now = clock.nanoseconds

@@ -25,7 +25,8 @@ import Darwin
 /// now.withLock { $0 += .seconds(10) }
 /// ```
 public struct MemoryCacheClock: Sendable {
-    private enum Source: Sendable {
+    @usableFromInline
+    enum Source: Sendable {
         /// The system's continuous clock, in nanoseconds, minus the origin.
         case system(origin: Int64)
         /// The system's coarse monotonic clock, in nanoseconds, minus the origin.
@@ -34,7 +35,7 @@ public struct MemoryCacheClock: Sendable {
         case custom(@Sendable () -> Duration)
     }
 
-    private let source: Source
+    @usableFromInline let source: Source
 
     /// Makes a clock that reads `now`, the time elapsed since an origin of the caller's choosing.
     ///
@@ -76,7 +77,7 @@ public struct MemoryCacheClock: Sendable {
     }
 
     /// The time elapsed since the clock's origin, in nanoseconds.
-    var nanoseconds: Int64 {
+    @inlinable var nanoseconds: Int64 {
         switch source {
         case .system(let origin): Self.systemNanoseconds() - origin
         case .coarse(let origin): Self.coarseNanoseconds() - origin
@@ -85,6 +86,7 @@ public struct MemoryCacheClock: Sendable {
     }
 
     /// `duration` in whole nanoseconds, saturated to the range of `Int64`.
+    @inlinable
     static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
@@ -96,7 +98,8 @@ public struct MemoryCacheClock: Sendable {
 
     /// The system's continuous clock in nanoseconds, read without `ContinuousClock`'s 128-bit
     /// arithmetic, which costs more than the cache's whole lookup.
-    private static func systemNanoseconds() -> Int64 {
+    @inlinable
+    static func systemNanoseconds() -> Int64 {
         #if canImport(Darwin)
         return Int64(clock_gettime_nsec_np(CLOCK_MONOTONIC))
         #else
@@ -107,7 +110,8 @@ public struct MemoryCacheClock: Sendable {
     }
 
     /// The system's coarse monotonic clock in nanoseconds.
-    private static func coarseNanoseconds() -> Int64 {
+    @inlinable
+    static func coarseNanoseconds() -> Int64 {
         #if os(Linux) || os(Android)
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &time)

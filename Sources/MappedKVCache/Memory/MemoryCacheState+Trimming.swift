@@ -6,6 +6,7 @@
 
 extension MemoryCacheState {
     /// Evicts entries that break the limits: first those aged out, then by count, then by cost.
+    @inlinable
     mutating func trimToLimits(now: Int64, batch: inout EvictionBatch<Key, Value>) {
         if ageLimit != .max {
             trim(toAge: ageLimit, now: now, reason: .age, batch: &batch)
@@ -15,6 +16,7 @@ extension MemoryCacheState {
     }
 
     /// Evicts least recently used entries until at most `limit` remain.
+    @inlinable
     mutating func trim(toCount limit: Int, reason: MemoryCacheEvictionReason, batch: inout EvictionBatch<Key, Value>) {
         while list.count > limit {
             evict(list.leastRecent, reason: reason, into: &batch)
@@ -22,6 +24,7 @@ extension MemoryCacheState {
     }
 
     /// Evicts least recently used entries until their summed cost is at most `limit`.
+    @inlinable
     mutating func trim(toCost limit: Int, reason: MemoryCacheEvictionReason, batch: inout EvictionBatch<Key, Value>) {
         while list.totalCost > limit {
             evict(list.leastRecent, reason: reason, into: &batch)
@@ -31,6 +34,7 @@ extension MemoryCacheState {
     /// Evicts the entries unread for `age` nanoseconds or longer at `now`.
     ///
     /// The list is in order of last access, so they are exactly a run at its least recently used end.
+    @inlinable
     mutating func trim(
         toAge age: Int64, now: Int64, reason: MemoryCacheEvictionReason, batch: inout EvictionBatch<Key, Value>
     ) {

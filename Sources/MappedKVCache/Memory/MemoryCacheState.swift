@@ -8,30 +8,31 @@
 ///
 /// Every method expects the cache's lock to be held and does only bookkeeping: values leave through
 /// an ``EvictionBatch`` so that handlers run, and values are destroyed, after the lock is released.
+@usableFromInline
 struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// A handler for evictions.
-    typealias Handler = @Sendable (Key, Value, MemoryCacheEvictionReason) -> Void
+    @usableFromInline typealias Handler = @Sendable (Key, Value, MemoryCacheEvictionReason) -> Void
     /// The recency list's type.
-    typealias List = LRUList<Key, Value>
+    @usableFromInline typealias List = LRUList<Key, Value>
 
     /// The entries, most recently used first, indexed by key.
-    var list = List()
+    @usableFromInline var list = List()
     /// The limits as given.
-    private(set) var limits = MemoryCacheLimits()
+    @usableFromInline private(set) var limits = MemoryCacheLimits()
     /// The count limit; `Int.max` for none.
-    private(set) var countLimit = Int.max
+    @usableFromInline private(set) var countLimit = Int.max
     /// The total-cost limit; `Int.max` for none.
-    private(set) var costLimit = Int.max
+    @usableFromInline private(set) var costLimit = Int.max
     /// The age limit in nanoseconds; `Int64.max` for none.
-    private(set) var ageLimit = Int64.max
+    @usableFromInline private(set) var ageLimit = Int64.max
     /// The share of count and cost that `handleMemoryPressure` keeps.
-    var memoryPressureFraction: Double
+    @usableFromInline var memoryPressureFraction: Double
     /// Hears every eviction, after the lock is released.
-    var onEviction: Handler?
+    @usableFromInline var onEviction: Handler?
     /// The counters.
-    var statistics = MemoryCacheStatistics()
+    @usableFromInline var statistics = MemoryCacheStatistics()
     /// The latest clock reading seen.
-    private var latestTime = Int64.min
+    @usableFromInline var latestTime = Int64.min
 
     init(limits: MemoryCacheLimits, memoryPressureFraction: Double, onEviction: Handler?) {
         self.memoryPressureFraction = memoryPressureFraction
@@ -40,6 +41,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// `reading`, or the latest reading seen if the clock went backwards.
+    @inlinable
     mutating func monotonic(_ reading: Int64) -> Int64 {
         if reading > latestTime { latestTime = reading }
         return latestTime
@@ -57,6 +59,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Why the live entry at `index` can no longer be read at `now`, or `nil` if it can.
+    @inlinable
     func deadReason(_ index: Int, now: Int64) -> MemoryCacheEvictionReason? {
         if list.expiry(at: index) <= now { return .expired }
         if ageLimit != .max && age(of: index, now: now) >= ageLimit { return .age }
@@ -65,12 +68,14 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// How long the live entry at `index` has gone unread at `now`, in nanoseconds, saturated (`now` is
     /// never earlier than the entry's last access, so the difference is never negative).
+    @inlinable
     func age(of index: Int, now: Int64) -> Int64 {
         let (age, overflow) = now.subtractingReportingOverflow(list.lastAccess(at: index))
         return overflow ? .max : age
     }
 
     /// Evicts the live entry at `index` for `reason`.
+    @inlinable
     mutating func evict(_ index: Int, reason: MemoryCacheEvictionReason, into batch: inout EvictionBatch<Key, Value>) {
         let (key, value) = list.remove(index)
         statistics.evictions += 1
@@ -78,6 +83,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Looks `key` up at `now`: a live entry becomes the most recently used one; a dead one is evicted.
+    @inlinable
     mutating func value(forKey key: Key, now reading: Int64, batch: inout EvictionBatch<Key, Value>) -> Value? {
         guard let index = list.find(key) else {
             statistics.misses += 1
@@ -95,6 +101,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Whether `key` has a live entry at `now`; changes neither order nor counters.
+    @inlinable
     mutating func contains(_ key: Key, now reading: Int64) -> Bool {
         guard let index = list.find(key) else { return false }
         return deadReason(index, now: monotonic(reading)) == nil
@@ -105,6 +112,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// A value that could not be kept even alone (its time to live is not positive, the count limit is
     /// zero, its cost exceeds the cost limit, or the age limit is zero) removes any entry for `key` and
     /// is evicted at once; only entries past the age limit are evicted after it.
+    @inlinable
     mutating func set(
         _ value: Value, forKey key: Key, cost: Int, timeToLive: Duration?, now reading: Int64,
         batch: inout EvictionBatch<Key, Value>
@@ -135,7 +143,8 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Why a new entry would be evicted as soon as it is stored, or `nil` if it can be kept.
-    private func rejection(cost: Int, expiry: Int64, now: Int64) -> MemoryCacheEvictionReason? {
+    @inlinable
+    func rejection(cost: Int, expiry: Int64, now: Int64) -> MemoryCacheEvictionReason? {
         if expiry <= now { return .expired }
         if countLimit == 0 { return .count }
         if cost > costLimit { return .cost }
@@ -144,6 +153,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Removes the entry for `key`; returns its value and whether it was still live at `now`.
+    @inlinable
     mutating func removeValue(forKey key: Key, now reading: Int64) -> (value: Value, isLive: Bool)? {
         guard let index = list.find(key) else { return nil }
         let isLive = deadReason(index, now: monotonic(reading)) == nil

@@ -12,17 +12,7 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The store's ID: its files are <root>/<id> and <root>/<id>.crc.")
     var id: String
 
-    @Option(name: .long, help: "The encryption key (visible in the process list: prefer the next two).")
-    var cryptKey: String?
-
-    @Option(name: .long, help: "Read the encryption key from this file (one trailing newline is ignored).")
-    var cryptKeyFile: String?
-
-    @Option(name: .long, help: "Read the encryption key from this environment variable.")
-    var cryptKeyEnv: String?
-
-    @Flag(name: .long, help: "Use AES-256 (the key is zero-padded or cut to 32 bytes) instead of AES-128.")
-    var aes256 = false
+    @OptionGroup var key: KeyOptions
 
     @Flag(name: .long, help: "Share the store with other processes (MMKV's MULTI_PROCESS mode).")
     var multiProcess = false
@@ -30,22 +20,11 @@ struct StoreOptions: ParsableArguments {
     @Flag(name: .long, help: "Log the store's debug messages to standard error.")
     var verbose = false
 
-    func validate() throws {
-        let sources = [cryptKey, cryptKeyFile, cryptKeyEnv].compactMap { $0 }
-        if sources.count > 1 {
-            throw ValidationError("give the key once: --crypt-key, --crypt-key-file or --crypt-key-env")
-        }
-        if aes256 && sources.isEmpty {
-            throw ValidationError("--aes256 needs a key")
-        }
-    }
+    /// Whether the key options ask for AES-256.
+    var aes256: Bool { key.aes256 }
 
     /// The key from whichever option gave it, or nil for a plain store.
-    func resolvedKey() throws -> CryptKey? {
-        try KeySource(
-            literal: cryptKey, file: cryptKeyFile, environment: cryptKeyEnv, aes256: aes256, option: "--crypt-key"
-        ).resolve()
-    }
+    func resolvedKey() throws -> CryptKey? { try key.resolvedKey() }
 
     /// Opens the store, read-only or read-write. Damage fails the open unless `recoveryHandler`
     /// decides otherwise: only `mappedkv repair` changes a damaged store.

@@ -36,17 +36,7 @@ struct CacheOptions: ParsableArguments {
         help: ArgumentHelp("Values up to this many bytes go inside the manifest (default 20480).", valueName: "bytes"))
     var inlineThreshold: Int?
 
-    @Option(name: .long, help: "The encryption key (visible in the process list: prefer the next two).")
-    var cryptKey: String?
-
-    @Option(name: .long, help: "Read the encryption key from this file (one trailing newline is ignored).")
-    var cryptKeyFile: String?
-
-    @Option(name: .long, help: "Read the encryption key from this environment variable.")
-    var cryptKeyEnv: String?
-
-    @Flag(name: .long, help: "Use AES-256 (the key is zero-padded or cut to 32 bytes) instead of AES-128.")
-    var aes256 = false
+    @OptionGroup var key: KeyOptions
 
     @Flag(name: .long, help: "Log the cache's debug messages to standard error.")
     var verbose = false
@@ -62,11 +52,6 @@ struct CacheOptions: ParsableArguments {
         if let ageLimit, !(ageLimit.isFinite && ageLimit >= 0) {
             throw ValidationError("--age-limit must be a number of seconds, not negative (got \(ageLimit))")
         }
-        let sources = [cryptKey, cryptKeyFile, cryptKeyEnv].compactMap { $0 }
-        if sources.count > 1 {
-            throw ValidationError("give the key once: --crypt-key, --crypt-key-file or --crypt-key-env")
-        }
-        if aes256 && sources.isEmpty { throw ValidationError("--aes256 needs a key") }
     }
 
     /// The limits the options give; empty when none is given.
@@ -79,9 +64,7 @@ struct CacheOptions: ParsableArguments {
     func configuration() throws -> DiskCacheConfiguration {
         var configuration = DiskCacheConfiguration(limits: limits)
         if let inlineThreshold { configuration.inlineThreshold = inlineThreshold }
-        configuration.cryptKey = try KeySource(
-            literal: cryptKey, file: cryptKeyFile, environment: cryptKeyEnv, aes256: aes256, option: "--crypt-key"
-        ).resolve()
+        configuration.cryptKey = try key.resolvedKey()
         return configuration
     }
 

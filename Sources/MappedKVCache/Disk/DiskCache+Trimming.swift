@@ -167,13 +167,20 @@ extension DiskCache {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard !Task.isCancelled, let cache = self else { return }
-                do {
-                    _ = try cache.withTrimLock(waiting: false) { () throws(CacheError) in
-                        try cache.applyLimits(cache.configuration.limits)
+                // A turn runs holding `backgroundTurn`, and not at all once the cache is closed:
+                // close() takes the same lock, so no turn is running or starts after it returns.
+                let ran = cache.backgroundTurn.withLock { isClosed -> Bool in
+                    guard !isClosed else { return false }
+                    do {
+                        _ = try cache.withTrimLock(waiting: false) { () throws(CacheError) in
+                            try cache.applyLimits(cache.configuration.limits)
+                        }
+                    } catch {
+                        cache.logger.debug("background trim failed", metadata: ["error": "\(error)"])
                     }
-                } catch {
-                    cache.logger.debug("background trim failed", metadata: ["error": "\(error)"])
+                    return true
                 }
+                guard ran else { return }
             }
         }
         backgroundTrim.withLock { $0 = task }

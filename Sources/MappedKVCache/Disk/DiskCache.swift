@@ -34,6 +34,8 @@ public final class DiskCache: Sendable {
     let logger: Logger
     let accessTimes: Mutex<AccessTimeLog>
     let backgroundTrim = Mutex<Task<Void, Never>?>(nil)
+    /// Held by a background trim turn; true once the cache is closed (see ``close()``).
+    let backgroundTurn = Mutex<Bool>(false)
     /// Called at the points of a set where a crash test kills the process; nil outside them.
     let faultHook = Mutex<(@Sendable (CacheFaultPoint) -> Void)?>(nil)
 
@@ -72,6 +74,7 @@ public final class DiskCache: Sendable {
 
     /// Flushes pending access times and closes the manifest; later calls throw.
     public func close() {
+        backgroundTurn.withLock { isClosed in isClosed = true }  // waits for a turn in progress
         backgroundTrim.withLock { task in
             task?.cancel()
             task = nil

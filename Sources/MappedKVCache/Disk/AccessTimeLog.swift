@@ -1,4 +1,5 @@
 import MappedKV
+import MappedKVFormat
 
 /// Access times noticed by this process and not yet written to the manifest.
 ///
@@ -63,12 +64,76 @@ extension DiskCache {
         try write(accessTimes: due)
     }
 
+    /// Writes `due` as one batch record (`t:<random>`): one manifest write per flush, however many
+    /// keys were read. Every ``batchLimit`` batches, the batches are merged into one.
     private func write(accessTimes due: [String: UInt64]) throws(CacheError) {
         guard !due.isEmpty else { return }
+        let batch = AccessTimeBatch.encode(due)
         try exclusively { transaction in
-            for (key, time) in due where try transaction.contains(Self.entryKey(key)) {
-                try transaction.set(time, forKey: Self.accessKey(key))
+            try transaction.set(batch, forKey: AccessTimeBatch.key(FileNames.random()))
+            let count = (try transaction.value(forKey: AccessTimeBatch.countKey, as: UInt64.self) ?? 0) + 1
+            guard count >= AccessTimeBatch.batchLimit else {
+                return try transaction.set(count, forKey: AccessTimeBatch.countKey)
             }
+            try Self.mergeAccessTimeBatches(transaction)
+        }
+    }
+
+    /// Replaces every batch with one holding the latest time of each key that still has an entry.
+    static func mergeAccessTimeBatches(_ transaction: MappedKV.Transaction) throws {
+        var latest: [String: UInt64] = [:]
+        var batchKeys: [String] = []
+        var live = Set<String>()
+        try transaction.forEachEntry { storeKey, payload in
+            if storeKey.hasPrefix(AccessTimeBatch.prefix) {
+                batchKeys.append(storeKey)
+                AccessTimeBatch.decode(payload) { key, time in latest[key] = max(latest[key] ?? 0, time) }
+            } else if storeKey.hasPrefix("e:") {
+                live.insert(String(storeKey.dropFirst(2)))
+            }
+        }
+        for key in batchKeys { try transaction.removeValue(forKey: key) }
+        let kept = latest.filter { live.contains($0.key) }
+        if !kept.isEmpty {
+            try transaction.set(AccessTimeBatch.encode(kept), forKey: AccessTimeBatch.key(FileNames.random()))
+        }
+        try transaction.set(UInt64(kept.isEmpty ? 0 : 1), forKey: AccessTimeBatch.countKey)
+    }
+}
+
+/// Access times written as batches: the payload of `t:<32 hex>` is a sequence of
+/// `varint(key length) key varint(milliseconds since 1970)`; `c:batches` counts the batches
+/// written since the last merge.
+enum AccessTimeBatch {
+    static let prefix = "t:"
+    static let countKey = "c:batches"
+    /// How many batches are written before they are merged into one.
+    static let batchLimit: UInt64 = 16
+
+    static func key(_ name: String) -> String { prefix + name }
+
+    static func encode(_ times: [String: UInt64]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(times.count * 20)
+        for (key, time) in times {
+            Varint.append(UInt64(key.utf8.count), to: &bytes)
+            bytes.append(contentsOf: key.utf8)
+            Varint.append(time, to: &bytes)
+        }
+        return bytes
+    }
+
+    /// Calls `body` for every key and time in a batch's stored payload (a bytes payload); stops at
+    /// the first malformed entry.
+    static func decode(_ payload: UnsafeRawBufferPointer, _ body: (String, UInt64) -> Void) {
+        var cursor = ByteCursor(payload)
+        guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining) else { return }
+        while !cursor.isAtEnd {
+            guard let keyLength = try? cursor.readVarint64(), keyLength <= UInt64(cursor.remaining) else { return }
+            let start = cursor.position
+            cursor.position += Int(keyLength)
+            guard let time = try? cursor.readVarint64() else { return }
+            body(String(decoding: payload[start..<(start + Int(keyLength))], as: UTF8.self), time)
         }
     }
 }

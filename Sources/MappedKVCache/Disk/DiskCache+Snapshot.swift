@@ -28,6 +28,7 @@ extension DiskCache {
         _ transaction: MappedKV.Transaction, pending: [String: UInt64]
     ) throws -> CacheSnapshot {
         var access: [String: UInt64] = [:]
+        var batched: [String: UInt64] = [:]
         var entries: [CacheSnapshotEntry] = []
         try transaction.forEachEntry { storeKey, payload in
             if storeKey.hasPrefix("e:") {
@@ -39,6 +40,8 @@ extension DiskCache {
                         lastAccess: record?.modified ?? 0))
             } else if storeKey.hasPrefix("a:") {
                 access[String(storeKey.dropFirst(2))] = ManifestPayload.varint(payload) ?? 0
+            } else if storeKey.hasPrefix(AccessTimeBatch.prefix) {
+                AccessTimeBatch.decode(payload) { key, time in batched[key] = max(batched[key] ?? 0, time) }
             }
         }
         var live = Set<String>()
@@ -46,7 +49,7 @@ extension DiskCache {
         for index in entries.indices {
             let key = entries[index].key
             live.insert(key)
-            let accessed = max(access[key] ?? 0, pending[key] ?? 0)
+            let accessed = max(access[key] ?? 0, batched[key] ?? 0, pending[key] ?? 0)
             entries[index].lastAccess = max(entries[index].lastAccess, accessed)
         }
         entries.sort { ($0.lastAccess, $0.key) < ($1.lastAccess, $1.key) }

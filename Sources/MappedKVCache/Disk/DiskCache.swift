@@ -9,9 +9,9 @@ import Synchronization
 /// Its manifest is a MappedKV store (`manifest`, in multi-process mode) with one record per entry
 /// under `e:<key>`: size, CRC-32, modification time, optional expiry and extended data, and the
 /// value itself up to ``DiskCacheConfiguration/inlineThreshold`` bytes or the name of the file in
-/// `files/` that holds it (see ``CacheEntryRecord``, ``CacheFiles``). Last-access times are kept
-/// under `a:<key>`, coalesced in memory and written at most once per
-/// ``DiskCacheConfiguration/accessTimeFlushInterval``, so reads are not writes.
+/// `files/` that holds it (see ``CacheEntryRecord``, ``CacheFiles``). Last-access times are
+/// coalesced in memory and written as one batch record (`t:<name>`) at most once per
+/// ``DiskCacheConfiguration/accessTimeFlushInterval``, so reads are not writes (``AccessTimeBatch``).
 ///
 /// The invariants: a value file is renamed into place and recorded under the manifest's exclusive
 /// lock, so every file is either recorded or an orphan that ``trim()`` collects; and a read

@@ -78,19 +78,29 @@ public struct FileDescriptor: Sendable {
     /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
     public func read(count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
         guard count > 0 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: count)
+        var result: Result<Int, SystemError> = .success(0)
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            result = Result { () throws(SystemError) in
+                try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+            }
+            initialized = (try? result.get()) ?? 0
+        }
+        _ = try result.get()
+        return bytes
+    }
+
+    /// Reads into `buffer` at `offset` until it is full or the file ends; returns the bytes read.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
         var done = 0
-        while done < count {
+        while done < buffer.count {
             let n = try syscall("pread", path: path) {
-                bytes.withUnsafeMutableBytes { buffer in
-                    pread(rawValue, buffer.baseAddress! + done, count - done, off_t(offset + done))
-                }
+                pread(rawValue, base + done, buffer.count - done, off_t(offset + done))
             }
             if n == 0 { break }
             done += n
         }
-        bytes.removeLast(count - done)
-        return bytes
+        return done
     }
 
     /// Writes all of `bytes` at `offset`.

@@ -89,15 +89,8 @@ struct CacheFiles: Sendable {
         // One read straight into the value's storage: no zero fill and no second copy.
         var complete = true
         var value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in
-            var done = 0
-            while done < record.size {
-                let n = pread(file.rawValue, buffer.baseAddress! + done, record.size - done, off_t(headerLength + done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }
-                done += n
-            }
-            complete = done == record.size
-            count = done
+            count = (try? file.read(into: UnsafeMutableRawBufferPointer(buffer), at: headerLength)) ?? 0
+            complete = count == record.size
         }
         guard complete else { return nil }
         if let cryptKey {

@@ -68,21 +68,12 @@ extension DiskCache {
         let path = directory + "/trim.lock"
         let file = try fileCall { () throws(SystemError) in try FileDescriptor.open(path, access: .readWriteCreate) }
         defer { file.close() }  // which releases the lock
+        let lock = FileLock(file)
         if waiting {
-            _ = try fileCall { () throws(SystemError) in
-                try syscall("flock", path: path) { flock(file.rawValue, LOCK_EX) }
-            }
+            try fileCall { () throws(SystemError) in _ = try lock.lock(.exclusive) }
         } else {
-            let acquired = try fileCall { () throws(SystemError) -> Bool in
-                while true {
-                    if flock(file.rawValue, LOCK_EX | LOCK_NB) == 0 { return true }
-                    let code = errno
-                    if code == EINTR { continue }
-                    if code == EWOULDBLOCK { return false }
-                    throw SystemError("flock", path: path, errno: code)
-                }
-            }
-            guard acquired else { return nil }
+            let acquired = try fileCall { () throws(SystemError) in try lock.tryLockExclusive() }
+            guard acquired != nil else { return nil }
         }
         return try body()
     }

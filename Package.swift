@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(
             name: "MappedKVCacheTests",
             dependencies: ["MappedKVCache", "MappedKV", "MappedKVCrypto", "MappedKVFormat", "MappedKVIO"]),
-        .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
+        .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO"]),
         .testTarget(
             name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
     ]

@@ -48,7 +48,10 @@ struct MultiProcessTests {
                     _ = try open(root, multiProcess: multiProcess, readOnly: readOnly)
                 } throws: { error in
                     guard case MappedKVError.modeConflict(let id, let detail) = error else { return false }
-                    return id == "s" && detail.contains("single-process")
+                    // The message names the holder's mode, its pid, and the flag that shares a store.
+                    return id == "s" && detail.contains("in single-process mode")
+                        && detail.contains("pid \(holder.process.processIdentifier)")
+                        && detail.contains("--multi-process")
                 }
             }
             let result = try CLI.fail(["get"] + storeArguments(root) + ["k"])
@@ -65,9 +68,16 @@ struct MultiProcessTests {
             let root = tmp.path("root")
             let holder = try HeldStore(storeArguments(root))
             defer { holder.release() }
-            #expect(throws: MappedKVError.self) { _ = try open(root, multiProcess: false) }
+            #expect {
+                _ = try open(root, multiProcess: false)
+            } throws: { error in
+                guard case MappedKVError.modeConflict(_, let detail) = error else { return false }
+                return detail.contains("in multi-process mode") && detail.contains("--multi-process")
+                    && detail.contains("pid \(holder.process.processIdentifier)")
+            }
             let result = try CLI.fail(["set"] + storeArguments(root, multiProcess: false) + ["k", "v"])
             #expect(result.stderr.contains("cannot be opened in this mode"), "\(result)")
+            #expect(result.stderr.contains("--multi-process"), "\(result)")
             // Multi-process and read-only opens share it.
             let shared = try open(root)
             try shared.set("v", forKey: "k")
@@ -153,7 +163,7 @@ struct MultiProcessTests {
             try CLI.succeed(["set"] + storeArguments(root) + ["b", "2"])
             try CLI.succeed(["apply"] + storeArguments(root), stdin: "clear\nset-string c 3\n")
             #expect(try reader.allKeys == ["c"])
-            #expect(throws: MappedKVError.readOnly) { try reader.set("x", forKey: "y") }
+            #expect(throws: MappedKVError.readOnly(id: "s")) { try reader.set("x", forKey: "y") }
         }
     }
 

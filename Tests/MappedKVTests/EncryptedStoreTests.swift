@@ -191,7 +191,7 @@ import Testing
                         configuration: Configuration(isReadOnly: readOnly, cryptKey: key))
                     try store.set("must not land", forKey: "x")
                 }
-                guard case .corrupted(_, .undecodable)? = error else {
+                guard case .wrongCryptKey(_, .undecodable)? = error else {
                     Issue.record(
                         "expected a wrong-key error for \(id) with \(String(describing: key)), got \(String(describing: error))"
                     )
@@ -231,7 +231,7 @@ import Testing
             _ = try MappedKV(
                 id: "s", directory: encrypted.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
         }
-        #expect(error == .corrupted(id: "s", reason: .undecodable(.invalidUTF8)))
+        #expect(error == .wrongCryptKey(id: "s", reason: .undecodable(.invalidUTF8)))
         let report = StoreInspector.inspect(
             location: try StoreLocation(id: "s", directory: encrypted.path),
             dataFile: fileBytes(encrypted.file("s")), metaFile: fileBytes(encrypted.file("s.crc")), cryptKey: key)
@@ -289,6 +289,6 @@ import Testing
             _ = try MappedKV(
                 id: "s", directory: dir.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
         }
-        #expect(error == .corrupted(id: "s", reason: .undecodable(.malformedVarint(offset: 0))))
+        #expect(error == .wrongCryptKey(id: "s", reason: .undecodable(.malformedVarint(offset: 0))))
     }
 }

@@ -30,7 +30,7 @@ import Testing
         #expect(try store.bytes(forKey: "by") == [0x00, 0xFF, 0x7F, 0x80])
         #expect(try store.valueSize(forKey: "s") == 15)
         #expect(try store.valueSize(forKey: "s", actualSize: false) == 16)
-        #expect(throws: MappedKVError.readOnly) { try store.set(true, forKey: "x") }
+        #expect(throws: MappedKVError.readOnly(id: "case_a")) { try store.set(true, forKey: "x") }
     }
 
     @Test func appendingToAnMMKVStoreKeepsItsRecords() throws {

@@ -66,7 +66,9 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// Throws if this handle was closed.
     @inline(__always)
     func ensureOpen() throws(MappedKVError) {
-        guard !isClosed.load(ordering: .relaxed) else { throw .closed("the store was closed") }
+        guard !isClosed.load(ordering: .relaxed) else {
+            throw .closed("store '\(location.id)' was closed: open it again to use it")
+        }
     }
 
     /// Hands changes by other processes, if any were noticed, to the observers.

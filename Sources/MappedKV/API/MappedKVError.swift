@@ -40,6 +40,9 @@ private func hex(_ value: UInt32) -> String {
 }
 
 /// An error from a MappedKV store.
+///
+/// Every case's ``description`` (also its `localizedDescription`) says what happened, to which store
+/// where one is involved, and what to do about it.
 public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A key is empty or longer than ``MappedKVFormat/RecordLimits/maximumKeyLength``.
     case invalidKey(String)
@@ -51,8 +54,12 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     case storeFull(String)
     /// The store's files are damaged or inconsistent; nothing was changed on disk.
     case corrupted(id: String, reason: CorruptionReason)
-    /// A read-only store was asked to write.
-    case readOnly
+    /// The store's records do not decode with the encryption key it was opened with: the key is
+    /// wrong, or a key was given for a plain store, or none for an encrypted one. The files are
+    /// intact as far as their CRC can tell, and nothing was changed.
+    case wrongCryptKey(id: String, reason: CorruptionReason)
+    /// A store opened read-only was asked to write.
+    case readOnly(id: String)
     /// The store was closed.
     case closed(String)
     /// A read-only open found no store.
@@ -71,16 +78,33 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .invalidKey(let reason): "invalid key: \(reason)"
-        case .valueTooLarge(let size): "value of \(size) bytes is too large; values must be under 2 GiB"
+        case .invalidKey(let reason):
+            "invalid key: \(reason); keys are 1 to \(RecordLimits.maximumKeyLength) bytes of UTF-8"
+        case .valueTooLarge(let size):
+            "a value of \(size) bytes is too large: values must be under 2 GiB, which MMKV can read back; "
+                + "keep large data in a file of its own and store its path"
         case .invalidArgument(let reason): "invalid argument: \(reason)"
-        case .storeFull(let reason): "store full: \(reason)"
-        case .corrupted(let id, let reason): "store '\(id)' is damaged: \(reason); its files were left unchanged"
-        case .readOnly: "the store is open read-only"
+        case .storeFull(let reason):
+            "store full: \(reason); remove keys or split the data over several stores"
+        case .corrupted(let id, .interruptedWriteBack):
+            "store '\(id)' has an interrupted write-back, which only a read-write open can finish: open it "
+                + "without isReadOnly once; nothing was changed"
+        case .corrupted(let id, let reason):
+            "store '\(id)' is damaged: \(reason); its files were left unchanged. StoreInspector "
+                + "(`mappedkv verify`) shows the damage; a recoveryHandler (`mappedkv repair`) recovers what can "
+                + "be verified"
+        case .wrongCryptKey(let id, let reason):
+            "store '\(id)' does not decode with the encryption key given (\(reason)): the key is wrong, or the "
+                + "store is plain and a key was given, or it is encrypted and none was; its files were left "
+                + "unchanged. Open it with the key it was written with"
+        case .readOnly(let id):
+            "store '\(id)' is open read-only: open it without isReadOnly to write"
         case .closed(let reason): reason
-        case .storeNotFound(let path): "no store at \(path)"
-        case .valueDecodingFailed(let key, let type, let reason): "value of '\(key)' is not a valid \(type): \(reason)"
-        case .valueEncodingFailed(let key, let reason): "value for '\(key)' could not be encoded: \(reason)"
+        case .storeNotFound(let path):
+            "no store at \(path): check the directory and ID, or open it read-write to create it"
+        case .valueDecodingFailed(let key, let type, let reason):
+            "the value of '\(key)' is not a valid \(type) (\(reason)): read it as the type it was written as"
+        case .valueEncodingFailed(let key, let reason): "the value for '\(key)' could not be encoded: \(reason)"
         case .unsupported(let what): "unsupported: \(what)"
         case .modeConflict(let id, let detail): "store '\(id)' cannot be opened in this mode: \(detail)"
         case .system(let error): error.description

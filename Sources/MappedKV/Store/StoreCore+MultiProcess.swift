@@ -25,7 +25,7 @@ extension StoreCore {
     /// from the meta mapping and no system call.
     @inline(__always)
     func prepareRead() throws(MappedKVError) {
-        guard let files else { throw .closed(closedReason ?? "the store was closed") }
+        guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
         guard isMultiProcess, files.metaStamp() != observed else { return }
         try catchUpUnderSharedLock(files)
     }

@@ -154,7 +154,7 @@ final class StoreCore {
     func close() {
         files?.close()
         files = nil
-        closedReason = "the store was closed"
+        closedReason = "store '\(location.id)' was closed: open it again to use it"
         mirror = []
         index = KeyIndex()
     }
@@ -164,14 +164,14 @@ final class StoreCore {
     /// The open files, or the reason the store is closed.
     @discardableResult
     func openFiles() throws(MappedKVError) -> StoreFiles {
-        guard let files else { throw .closed(closedReason ?? "the store was closed") }
+        guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
         return files
     }
 
     /// The open files of a store that may be written.
     func writableFiles() throws(MappedKVError) -> StoreFiles {
         let files = try openFiles()
-        guard !configuration.isReadOnly else { throw .readOnly }
+        guard !configuration.isReadOnly else { throw .readOnly(id: location.id) }
         return files
     }
 
@@ -180,7 +180,7 @@ final class StoreCore {
         logger.error("store failed; closing it", metadata: ["id": "\(location.id)", "error": "\(error)"])
         files?.close()
         files = nil
-        closedReason = "the store was closed after an I/O failure: \(error)"
+        closedReason = "store '\(location.id)' was closed after an I/O failure (\(error)): open it again"
         return error
     }
 

@@ -89,17 +89,32 @@ final class StoreFiles {
             throw .system(error)
         }
         guard let files else {
+            let reason = modeConflictReason(metaFile, wanted: multiProcess || readOnly ? .shared : .exclusive)
             dataFile.close()
             metaFile.close()
-            throw .modeConflict(
-                id: location.id,
-                reason: multiProcess
-                    ? "another process has it open in single-process mode"
-                    : readOnly
-                        ? "another process has it open for writing in single-process mode"
-                        : "another process has it open (in multi-process, read-only or single-process mode)")
+            throw .modeConflict(id: location.id, reason: reason)
         }
         return files
+    }
+
+    /// What holds the mode lock that `wanted` could not get, and what to do: the other opener's mode,
+    /// read from which kind of lock it still allows, and the processes that have the files open.
+    private static func modeConflictReason(_ metaFile: FileDescriptor, wanted: LockKind) -> String {
+        let holders = FileHolders.processIDs(holding: metaFile.path)
+        let who =
+            holders.isEmpty
+            ? "another process" : "another process (pid \(holders.map(String.init).joined(separator: ", ")))"
+        // A shared lock is refused only by a single-process writer's exclusive one. (Our probe's
+        // lock goes when the caller closes the file.)
+        let othersShare =
+            wanted == .exclusive
+            && ((try? ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: .shared)) ?? false)
+        if othersShare {
+            return "\(who) has it open in multi-process mode (or read-only), which a single-process open cannot "
+                + "join: open it with isMultiProcess: true (CLI: --multi-process) to share it"
+        }
+        return "\(who) has it open in single-process mode, which cannot be shared: close it there, or open it "
+            + "with isMultiProcess: true (CLI: --multi-process) in every process that uses it"
     }
 
     /// Takes the mode lock, waiting out a conflict that lasts less than about a quarter second.

@@ -54,13 +54,7 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as MappedKVError {
-        if case .corrupted(_, let reason) = error, reason != .interruptedWriteBack {
-            printError(
-                error.description
-                    + " (`mappedkv verify` shows the damage; `mappedkv repair` recovers what can be verified)")
-        } else {
-            printError(error.description)
-        }
+        printError(error.description)
         throw ExitCode.failure
     }
 }

@@ -114,7 +114,10 @@ enum StoreLoader {
         case .fail: decision = .fail
         case .consult(let handler): decision = handler?(event) ?? .default(for: event)
         }
-        guard decision != .fail else { throw .corrupted(id: id, reason: finding.reason) }
+        guard decision != .fail else {
+            if finding.kind == .wrongKeySuspected { throw .wrongCryptKey(id: id, reason: finding.reason) }
+            throw .corrupted(id: id, reason: finding.reason)
+        }
         var quarantined: [String] = []
         if access == .exclusive {
             quarantined = try Quarantine.copy(files)

@@ -26,6 +26,19 @@ extension MappedKV {
     public func string(forKey key: String) throws(MappedKVError) -> String? { try value(forKey: key, as: String.self) }
     /// The bytes value of `key`, or nil.
     public func bytes(forKey key: String) throws(MappedKVError) -> [UInt8]? { try value(forKey: key, as: [UInt8].self) }
+    /// Calls `body` with the bytes value of `key` where it lies in the store's memory, without
+    /// copying it, and returns what `body` returns; nil if `key` is absent.
+    ///
+    /// The buffer is valid only during the call, and the call holds this handle's lock: `body`
+    /// must not keep the pointer or use this store.
+    ///
+    /// - Throws: ``MappedKVError/valueDecodingFailed(key:type:reason:)`` if the value is not a
+    ///   bytes value.
+    public func withBytes<R: Sendable>(
+        forKey key: String, _ body: (UnsafeRawBufferPointer) -> R
+    ) throws(MappedKVError) -> R? {
+        try withCore { (core) throws(MappedKVError) -> R? in try core.withBytes(forKey: key, body) }
+    }
     /// Stores a bytes value under `key` (specialized here, like the getters).
     public func set(_ bytes: [UInt8], forKey key: String) throws(MappedKVError) {
         try withCore { (core) throws(MappedKVError) in try core.set(bytes, forKey: key) }

@@ -50,6 +50,23 @@ extension StoreCore {
         }
     }
 
+    /// Calls `body` with the bytes of the bytes value of `key` where they lie in the mirror, or
+    /// returns nil if the key is absent; the buffer is valid only during the call.
+    @inline(__always)
+    func withBytes<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(MappedKVError) -> R? {
+        try prepareRead()
+        guard let range = liveValueRange(forKey: key) else { return nil }
+        do {
+            return try mirror.withRawBytes { (bytes) throws(FormatError) -> R in
+                var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                let length = try cursor.readLength()
+                return body(try cursor.readBytes(length))
+            }
+        } catch {
+            throw .valueDecodingFailed(key: key, type: "[UInt8]", reason: error.description)
+        }
+    }
+
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
         try prepareRead()
@@ -74,8 +91,12 @@ extension StoreCore {
             .map { (key: String(decoding: $0.key, as: UTF8.self), payload: $0.payload) }
     }
 
-    /// Calls `body` with the key bytes and payload bytes of every live entry, in no particular
-    /// order, without copying either; the buffers are valid only during the call.
+    /// Calls `body` with the key bytes and payload bytes of every live entry, in the order of the
+    /// records in the file, without copying either; the buffers are valid only during the call.
+    ///
+    /// File order rather than the index's hash order: the scan then walks the mirror forwards, which
+    /// the processor prefetches, instead of jumping to a random record each time (at 100,000 keys,
+    /// a cache miss per entry costs more than the sort).
     func forEachEntry(
         _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -84,6 +105,7 @@ extension StoreCore {
         var slots: [ValueSlot] = []
         slots.reserveCapacity(index.count)
         index.forEachSlot { slot in slots.append(slot) }
+        ValueSlot.sortInFileOrder(&slots)
         try mirror.withUnsafeBytes { bytes in
             for slot in slots {
                 guard let range = liveValueRange(slot, now: now) else { continue }

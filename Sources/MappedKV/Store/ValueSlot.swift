@@ -54,3 +54,27 @@ struct ValueSlot: Equatable {
     var recordRange: Range<Int> { recordStart..<(Int(valueStart) + Int(valueLength)) }
     var valueRange: Range<Int> { Int(valueStart)..<(Int(valueStart) + Int(valueLength)) }
 }
+
+extension ValueSlot {
+    /// Sorts `slots` by where their values start, in linear time: a least-significant-digit radix
+    /// sort on the 32-bit offset, two passes of 16 bits (offsets are distinct, so stability only
+    /// keeps the passes correct).
+    static func sortInFileOrder(_ slots: inout [ValueSlot]) {
+        guard slots.count > 64 else {
+            slots.sort { $0.valueStart < $1.valueStart }
+            return
+        }
+        var scratch = slots
+        for shift in [UInt32(0), 16] {
+            var starts = [Int](repeating: 0, count: (1 << 16) + 1)
+            for slot in slots { starts[Int((slot.valueStart >> shift) & 0xFFFF) + 1] += 1 }
+            for digit in 1..<starts.count { starts[digit] += starts[digit - 1] }
+            for slot in slots {
+                let digit = Int((slot.valueStart >> shift) & 0xFFFF)
+                scratch[starts[digit]] = slot
+                starts[digit] += 1
+            }
+            swap(&slots, &scratch)
+        }
+    }
+}

@@ -110,7 +110,8 @@ struct CacheEntryRecord: Equatable, Sendable {
         return FileNames.isValid(name) ? (Int(size), name) : nil
     }
 
-    private static func decode(_ raw: UnsafeRawBufferPointer) -> CacheEntryRecord? {
+    /// Decodes the record in `raw`; nil for anything that is not a well-formed record of this version.
+    static func decode(_ raw: UnsafeRawBufferPointer) -> CacheEntryRecord? {
         guard raw.count >= 2, raw[0] == version else { return nil }
         let flags = raw[1]
         guard flags & ~7 == 0 else { return nil }

@@ -86,20 +86,31 @@ struct CacheFiles: Sendable {
             Array(header[0..<4]) == Self.magic, header[4] == Self.version, header[5] == (cryptKey == nil ? 0 : 1),
             (try? file.size()) == headerLength + record.size
         else { return nil }
-        // One read straight into the value's storage: no zero fill and no second copy.
+        // Read straight into the value's storage (no zero fill, no second copy), a chunk at a time,
+        // each chunk decrypted and checksummed while it is still in the processor's cache.
+        let stream = cryptKey.map { key in CFBStream(key: key, iv: Array(header[6..<22])) }
+        var crc: UInt32 = 0
         var complete = true
-        var value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in
-            count = (try? file.read(into: UnsafeMutableRawBufferPointer(buffer), at: headerLength)) ?? 0
-            complete = count == record.size
+        let value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in
+            let storage = UnsafeMutableRawBufferPointer(buffer)
+            while count < record.size {
+                let end = min(record.size, count + Self.readChunk)
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: storage[count..<end])
+                guard (try? file.read(into: chunk, at: headerLength + count)) == chunk.count else {
+                    complete = false
+                    return
+                }
+                stream?.decrypt(chunk)
+                crc = CRC32.update(crc, UnsafeRawBufferPointer(chunk))
+                count = end
+            }
         }
-        guard complete else { return nil }
-        if let cryptKey {
-            let iv = Array(header[6..<22])
-            value.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
-        }
-        guard value.withUnsafeBytes({ CRC32.update(0, $0) }) == record.crc else { return nil }
+        guard complete, crc == record.crc else { return nil }
         return value
     }
+
+    /// The bytes read, decrypted and checksummed at a time: small enough to stay in a core's cache.
+    static let readChunk = 128 << 10
 
     /// Deletes `files/<name>`; a missing file is not an error. Something `unlink` cannot delete
     /// (a folder, which only an orphan can be) is deleted with everything in it.

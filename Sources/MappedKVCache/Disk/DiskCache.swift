@@ -174,14 +174,26 @@ public final class DiskCache: Sendable {
     /// The entry of `key` with its metadata, or nil on a miss.
     public func entry(forKey key: String) throws(CacheError) -> DiskCacheEntry? {
         try Self.validate(key)
-        let raw = try manifestCall { () throws(MappedKVError) in
-            try manifest.bytes(forKey: Self.entryKey(key))
-        }
-        guard let raw else { return nil }
         let now = configuration.clock.now()
-        guard let record = CacheEntryRecord(decoding: raw), !record.isExpired(at: now),
-            let value = read(record)
-        else {
+        // The record is decoded where it lies in the manifest's memory: an inline value is copied
+        // once, into the array returned.
+        let lookup = try manifestCall { () throws(MappedKVError) in
+            try manifest.withBytes(forKey: Self.entryKey(key)) { raw in ManifestLookup(raw, at: now) }
+        }
+        let record: CacheEntryRecord
+        let value: [UInt8]
+        switch lookup {
+        case nil:
+            return nil
+        case .inline(let found, let bytes):
+            (record, value) = (found, bytes)
+        case .file(let found, let name, let raw):
+            guard let bytes = files.read(name, expecting: found) else {
+                try drop(key, ifStill: raw)
+                return nil
+            }
+            (record, value) = (found, bytes)
+        case .unusable(let raw):
             try drop(key, ifStill: raw)
             return nil
         }
@@ -249,6 +261,31 @@ public final class DiskCache: Sendable {
         }
         accessTimes.withLock { $0.forgetAll() }
         Task.detached(priority: .background) { CacheFiles.deleteTree(trash) }
+    }
+}
+
+/// What a read found in the manifest under an entry key.
+enum ManifestLookup: Sendable {
+    /// A live record whose inline value has the recorded size and CRC.
+    case inline(CacheEntryRecord, value: [UInt8])
+    /// A live record whose value is in a file, with the record's bytes (to drop it if the file is bad).
+    case file(CacheEntryRecord, name: String, raw: [UInt8])
+    /// A record that cannot serve: damaged, expired, or an inline value that is not the recorded one.
+    case unusable(raw: [UInt8])
+
+    /// Judges the record in `raw` at `now` (milliseconds since 1970), copying only what it returns.
+    init(_ raw: UnsafeRawBufferPointer, at now: UInt64) {
+        guard let record = CacheEntryRecord.decode(raw), !record.isExpired(at: now) else {
+            self = .unusable(raw: Array(raw))
+            return
+        }
+        switch record.location {
+        case .inline(let value):
+            let intact = value.count == record.size && value.withUnsafeBytes { CRC32.update(0, $0) } == record.crc
+            self = intact ? .inline(record, value: value) : .unusable(raw: Array(raw))
+        case .file(let name):
+            self = .file(record, name: name, raw: Array(raw))
+        }
     }
 }
 

@@ -187,7 +187,7 @@ struct LRUList<Key: Hashable, Value> {
 
     /// Puts `node` in a free slot, or a new one, and returns its index.
     @inlinable
-    mutating func allocate(_ node: Node) -> Int {
+    mutating func allocate(_ node: consuming Node) -> Int {
         guard firstFree == LRUList.none else {
             let index = firstFree
             firstFree = Int(links[index].older)

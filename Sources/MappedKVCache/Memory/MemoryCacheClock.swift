@@ -16,7 +16,8 @@ import Darwin
 /// A clock reports the time elapsed since a fixed origin. The cache treats it as monotonic: a reading
 /// earlier than one it has already seen counts as the latest reading it has seen.
 ///
-/// Use ``continuous`` in production. Tests make a clock from a closure and move time forward by hand:
+/// ``coarse`` (the default of ``MemoryCache``) and ``continuous`` read the system; tests make a clock from a closure
+/// and move time forward by hand:
 ///
 /// ```swift
 /// let now = Mutex(Duration.zero)

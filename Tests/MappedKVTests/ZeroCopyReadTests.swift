@@ -1,0 +1,51 @@
+// Reads that lend the stored bytes instead of copying them, and scans in file order.
+
+import MappedKVFormat
+import Testing
+
+@testable import MappedKV
+
+@Suite("Zero-copy reads and file-order scans")
+struct ZeroCopyReadTests {
+    @Test func withBytesLendsExactlyTheStoredBytes() throws {
+        let dir = TemporaryDirectory("with-bytes")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        let value: [UInt8] = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try store.set(value, forKey: "blob")
+        try store.set([], forKey: "empty")
+        try store.set(Int32(7), forKey: "number")
+        #expect(try store.withBytes(forKey: "blob") { Array($0) } == value)
+        #expect(try store.withBytes(forKey: "empty") { $0.count } == 0)
+        #expect(try store.withBytes(forKey: "absent") { $0.count } == nil)
+        // A varint 7 read as bytes claims 7 bytes that are not there: refused, not read past the value.
+        #expect(throws: MappedKVError.self) { _ = try store.withBytes(forKey: "number") { $0.count } }
+    }
+
+    @Test func forEachEntryVisitsRecordsInFileOrder() throws {
+        let dir = TemporaryDirectory("file-order")
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(expectedCapacity: 1 << 20))
+        // Enough keys for the radix sort, rewritten out of order so that file order differs from key order.
+        let keys = (0..<500).map { "k\(($0 * 7919) % 500)" }
+        for key in keys { try store.set(key, forKey: key) }
+        for key in keys.prefix(100).reversed() { try store.set(key + "!", forKey: key) }
+        var seen: [String] = []
+        try store.withExclusiveLock { transaction in
+            try transaction.forEachEntry { key, _ in seen.append(key) }
+        }
+        let expected = Array(keys.dropFirst(100)) + keys.prefix(100).reversed()
+        #expect(seen == expected)
+    }
+
+    @Test func theRadixSortAgreesWithAComparisonSort() {
+        var generator = SystemRandomNumberGenerator()
+        for count in [0, 1, 63, 64, 65, 1_000, 20_000] {
+            var offsets = Set<UInt32>()
+            while offsets.count < count { offsets.insert(UInt32.random(in: 0...UInt32.max, using: &generator)) }
+            var slots = offsets.map { offset in
+                ValueSlot(keyStart: offset, valueStart: offset, valueLength: 1, keyLength: 1, keyOffset: 1)
+            }
+            ValueSlot.sortInFileOrder(&slots)
+            #expect(slots.map(\.valueStart) == offsets.sorted(), "\(count) slots")
+        }
+    }
+}

@@ -13,10 +13,11 @@ extension MappedKV {
     ///
     /// In multi-process mode a watcher looks at the store every 10 ms while anyone subscribes,
     /// so `handler` hears of a change within about 10 ms even if this process never touches the
-    /// store; a read, a write or ``checkForChanges()`` that notices a change first reports it at
-    /// once. This process's own writes (through any handle) are never reported. Handlers run
-    /// outside the store's lock, one change at a time in the order noticed, on the watcher's
-    /// thread or on the thread that noticed the change; they may call the store.
+    /// store; a read, a write or ``checkForChanges()`` that notices a change first reports it
+    /// before returning (unless another thread is delivering changes at that moment: that thread
+    /// then delivers it). This process's own writes (through any handle) are never reported.
+    /// Handlers run outside the store's lock, one change at a time in the order noticed, on the
+    /// watcher's thread or on the thread that noticed the change; they may call the store.
     ///
     /// In single-process mode no other process can write the store (the mode lock keeps them
     /// out), so the handler is never called and no watcher runs.

@@ -74,11 +74,13 @@ extension MultiProcessTests {
         return true
     }
 
-    @Test("another process's sets and removes are pushed with their keys, without touching the store")
-    func pushedAppendsCarryKeys() async throws {
+    @Test(
+        "another process's sets and removes are pushed with their keys, without touching the store",
+        arguments: [false, true])
+    func pushedAppendsCarryKeys(encrypted: Bool) async throws {
         try await withTemporaryDirectory { tmp in
             let root = tmp.path("root")
-            let store = try open(root)
+            let store = try open(root, key: encrypted ? Self.key : nil)
             try store.set("mine", forKey: "own")
             let callbacks = ChangeLog()
             let observation = store.observeExternalChanges(callbacks.record)
@@ -86,7 +88,7 @@ extension MultiProcessTests {
             let (streamed, task) = consume(store.externalChanges())
             defer { task.cancel() }
 
-            try CLI.succeed(["set"] + storeArguments(root) + ["k1", "v1"])
+            try CLI.succeed(["set"] + storeArguments(root, key: encrypted) + ["k1", "v1"])
             #expect(await callbacks.wait { $0.changedKeys?.contains("k1") == true }, "\(callbacks.changes)")
             #expect(
                 await streamed.wait(upTo: Self.streamDeadline) { $0.changedKeys?.contains("k1") == true },
@@ -94,9 +96,10 @@ extension MultiProcessTests {
             #expect(callbacks.changes.map(\.kind) == [.appended(records: 1)])
             #expect(callbacks.changes.first?.changedKeys == ["k1"])
 
-            try CLI.succeed(["remove"] + storeArguments(root) + ["own"])
+            try CLI.succeed(["remove"] + storeArguments(root, key: encrypted) + ["own"])
             #expect(await callbacks.wait { $0.changedKeys?.contains("own") == true }, "\(callbacks.changes)")
-            try CLI.succeed(["apply"] + storeArguments(root), stdin: "set-string a 1\nset-int32 b 2\nremove k1\n")
+            try CLI.succeed(
+                ["apply"] + storeArguments(root, key: encrypted), stdin: "set-string a 1\nset-int32 b 2\nremove k1\n")
             #expect(
                 await callbacks.wait { $0.changedKeys?.isSuperset(of: ["a", "b"]) == true }, "\(callbacks.changes)")
             #expect(callbacks.changedKeys == ["k1", "own", "a", "b"], "no key is reported that was not written")
@@ -105,7 +108,7 @@ extension MultiProcessTests {
                 "\(streamed.changes)")
 
             // A writer already running: from the moment it is told to write until the change arrives.
-            let holder = try HeldStore(storeArguments(root) + ["--set-on-release", "held", "1"])
+            let holder = try HeldStore(storeArguments(root, key: encrypted) + ["--set-on-release", "held", "1"])
             let told = ContinuousClock.now
             #expect(holder.release() == 0)
             #expect(await callbacks.wait { $0.changedKeys?.contains("held") == true }, "\(callbacks.changes)")

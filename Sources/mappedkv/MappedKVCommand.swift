@@ -11,7 +11,7 @@ struct MappedKVCommand: ParsableCommand {
             RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self,
             RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
             CacheCommand.self, StressCommand.self, StressChildCommand.self,
-            HoldCommand.self,
+            HoldCommand.self, WatchCommand.self,
         ]
     )
 }

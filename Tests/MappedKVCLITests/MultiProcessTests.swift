@@ -22,18 +22,6 @@ struct MultiProcessTests {
         CLI.store(root, "s") + (multiProcess ? ["--multi-process"] : []) + (key ? ["--crypt-key", "mp-key"] : [])
     }
 
-    /// Collects the changes an observer hears of.
-    final class Recorder: Sendable {
-        let changes = Mutex<[ExternalChange]>([])
-        func record(_ change: ExternalChange) { changes.withLock { $0.append(change) } }
-        func take() -> [ExternalChange] {
-            changes.withLock { value in
-                defer { value = [] }
-                return value
-            }
-        }
-    }
-
     // MARK: Mode conflicts
 
     @Test("a store held in single-process mode cannot be opened by another process in any mode")
@@ -114,20 +102,24 @@ struct MultiProcessTests {
             let key = encrypted ? Self.key : nil
             let store = try open(root, key: key)
             try store.set("mine", forKey: "own")
-            let recorder = Recorder()
-            let observation = store.observeExternalChanges(recorder.record)
+            // Changes are pushed to subscribers by the watcher, or by whichever access notices them first.
+            let log = ChangeLog()
+            let observation = store.observeExternalChanges(log.record)
             defer { observation.cancel() }
-            let stream = store.externalChanges()
+            let (streamed, task) = consume(store.externalChanges())
+            defer { task.cancel() }
             #expect(try store.checkForChanges() == false)
 
             try CLI.succeed(["set"] + storeArguments(root, key: encrypted) + ["k", "from-child"])
             #expect(try store.string(forKey: "k") == "from-child", "a read catches up with an append")
-            #expect(recorder.take().map(\.kind) == [.appended(records: 1)])
+            #expect(await log.wait { $0.changes.count == 1 })
+            #expect(log.changes.map(\.kind) == [.appended(records: 1)])
 
             try CLI.succeed(["remove"] + storeArguments(root, key: encrypted) + ["own"])
-            #expect(try store.checkForChanges())
+            _ = try store.checkForChanges()
             #expect(try store.contains("own") == false)
-            #expect(recorder.take().map(\.kind) == [.appended(records: 1)])
+            #expect(await log.wait { $0.changes.count == 2 })
+            #expect(log.changes.map(\.kind) == [.appended(records: 1), .appended(records: 1)])
 
             // A write-back in the child (trim after growth) changes the sequence: full reload.
             let big = String(repeating: "x", count: 3000)
@@ -137,7 +129,7 @@ struct MultiProcessTests {
             try CLI.succeed(["apply"] + storeArguments(root, key: encrypted), stdin: script)
             #expect(try store.allKeys == ["k"])
             #expect(try store.string(forKey: "k") == "from-child")
-            #expect(recorder.take().map(\.kind) == [.reloaded])
+            #expect(await log.wait { $0.changes.last?.kind == .reloaded }, "\(log.changes)")
             #expect(try store.totalSize == 4096, "the shrunk file is remapped at its new size")
 
             // This process keeps writing correctly on top of the reloaded state.
@@ -146,10 +138,9 @@ struct MultiProcessTests {
                 try CLI.succeed(["get"] + storeArguments(root, key: encrypted) + ["--type", "string", "mine2"]).stdout
                     == "after\n")
 
-            var iterator = stream.makeAsyncIterator()
-            var streamed: [ExternalChange.Kind] = []
-            for _ in 0..<3 { if let change = await iterator.next() { streamed.append(change.kind) } }
-            #expect(streamed == [.appended(records: 1), .appended(records: 1), .reloaded])
+            #expect(
+                await streamed.wait(upTo: Self.streamDeadline) { $0.changes == log.changes },
+                "the stream sees what the handler sees")
         }
     }
 

@@ -1,7 +1,16 @@
 /// A change to a store made by another process, noticed by this one (multi-process mode).
 ///
-/// Like MMKV's `onContentChangedByOuterProcess`, changes are noticed lazily: on the next access
-/// to the store, or when ``MappedKV/checkForChanges()`` is called. Nothing is pushed.
+/// While a subscription (``MappedKV/observeExternalChanges(_:)`` or ``MappedKV/externalChanges()``)
+/// is active, a watcher notices other processes' changes within about 10 ms, without the store
+/// being touched. Without one, changes are noticed lazily, like MMKV's
+/// `onContentChangedByOuterProcess`: on the next access to the store, or when
+/// ``MappedKV/checkForChanges()`` is called. This process's own writes are never reported.
+///
+/// ```swift
+/// let observation = store.observeExternalChanges { change in
+///     if change.mayHaveChanged("region") { print("region changed elsewhere") }
+/// }
+/// ```
 public struct ExternalChange: Sendable, Equatable, CustomStringConvertible {
     /// What kind of change was found.
     public enum Kind: Sendable, Equatable, CustomStringConvertible {
@@ -24,13 +33,29 @@ public struct ExternalChange: Sendable, Equatable, CustomStringConvertible {
     public var kind: Kind
     /// The meta sequence after the change.
     public var sequence: UInt32
+    /// The keys the other process set or removed, when they can be known; nil when everything may
+    /// have changed.
+    ///
+    /// An ``Kind/appended(records:)`` change lists the key of every record appended since the last
+    /// change this process saw, removals included (several appends noticed at once are one change).
+    /// A ``Kind/reloaded`` change (a compaction, `clearAll`, `trim`, a rekey, a resize, a repair)
+    /// carries nil: re-read whatever you need.
+    public var changedKeys: Set<String>?
 
-    /// A change record.
-    public init(storeID: String, kind: Kind, sequence: UInt32) {
+    /// A change record; `changedKeys` nil means everything may have changed.
+    public init(storeID: String, kind: Kind, sequence: UInt32, changedKeys: Set<String>? = nil) {
         self.storeID = storeID
         self.kind = kind
         self.sequence = sequence
+        self.changedKeys = changedKeys
     }
 
-    public var description: String { "\(storeID): \(kind) at sequence \(sequence)" }
+    /// Whether the value of `key` may differ after this change: true if the key is in
+    /// ``changedKeys`` or if that is nil.
+    public func mayHaveChanged(_ key: String) -> Bool { changedKeys?.contains(key) ?? true }
+
+    public var description: String {
+        let keys = changedKeys.map { "keys \($0.sorted())" } ?? "all keys"
+        return "\(storeID): \(kind) at sequence \(sequence), \(keys)"
+    }
 }

@@ -258,8 +258,11 @@ public final class MappedKV: KeyValueAccess, Sendable {
     }
 
     /// Closes this handle. Later calls on it throw ``MappedKVError/closed(_:)``; closing twice is
-    /// harmless. The files close when the last handle on them in this process closes.
+    /// harmless. The files close when the last handle on them in this process closes. Change
+    /// subscriptions made through this handle end (their streams finish).
     public func close() {
-        if !isClosed.exchange(true, ordering: .acquiringAndReleasing) { StoreRegistry.release(shared) }
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        endChangeSubscriptions()
+        StoreRegistry.release(shared)
     }
 }

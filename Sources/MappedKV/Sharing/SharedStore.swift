@@ -1,4 +1,5 @@
 import Logging
+import MappedKVFormat
 import MappedKVIO
 import Synchronization
 
@@ -8,6 +9,9 @@ import Synchronization
 /// `flock` and OFD locks belong to an open file description, so two independent opens in one
 /// process would block each other (or defeat the mode lock); every open of the same files
 /// therefore shares one `SharedStore`, found by the data file's device and inode.
+///
+/// It also keeps the store's change subscriptions: a ``ChangeWatcher`` runs exactly while a
+/// multi-process store has at least one, and changes reach subscribers one at a time, in order.
 final class SharedStore: Sendable {
     /// The data file's identity.
     let identity: FileIdentity
@@ -15,44 +19,118 @@ final class SharedStore: Sendable {
     let core: Mutex<StoreCore>
     /// Raised when another process's change is waiting to be reported.
     let signal: ChangeSignal
-    /// Who wants to hear of other processes' changes.
-    let observers = Mutex<ObserverList>(ObserverList())
+    /// Who wants to hear of other processes' changes, and the watcher that runs while anyone does.
+    private let subscriptions = Mutex<Subscriptions>(Subscriptions())
+    /// Raised while one thread hands out changes, so that they go out in order, one at a time.
+    private let delivering = Atomic<Bool>(false)
+    /// The store's logger.
+    let logger: Logger
     /// The mode and access it was opened with.
     let isMultiProcess: Bool
     let isReadOnly: Bool
+
+    private struct Subscriptions: Sendable {
+        var subscribers = ChangeSubscribers()
+        var watcher: ChangeWatcher?
+    }
 
     init(core: sending StoreCore, identity: FileIdentity, signal: ChangeSignal) {
         self.identity = identity
         self.isMultiProcess = core.isMultiProcess
         self.isReadOnly = core.configuration.isReadOnly
+        self.logger = core.logger
         self.signal = signal
         self.core = Mutex(core)
     }
 
-    /// Hands the changes noticed so far to every observer, outside the store's lock.
-    func deliverChanges() {
-        let changes = core.withLock { core in core.takePendingChanges() }
-        guard !changes.isEmpty else { return }
-        let handlers = observers.withLock { $0.handlers }
-        for change in changes {
-            for handler in handlers { handler(change) }
+    // MARK: Subscriptions
+
+    /// Adds a subscriber; the first one of a multi-process store starts the watcher. Returns the
+    /// token that ends it.
+    func subscribe(
+        owner: ObjectIdentifier, deliver: @escaping @Sendable (ExternalChange) -> Void,
+        end: (@Sendable () -> Void)?
+    ) -> UInt64 {
+        subscriptions.withLock { subscriptions in
+            let subscriber = ChangeSubscribers.Subscriber(
+                owner: owner, deliver: deliver, end: end, isActive: ChangeSubscribers.ActiveFlag())
+            let token = subscriptions.subscribers.add(subscriber)
+            signal.isObserved.store(true, ordering: .relaxed)
+            if isMultiProcess, subscriptions.watcher == nil { subscriptions.watcher = ChangeWatcher.start(for: self) }
+            return token
         }
     }
 
-    /// Registered change handlers.
-    struct ObserverList: Sendable {
-        private var next: UInt64 = 0
-        private var byToken: [UInt64: @Sendable (ExternalChange) -> Void] = [:]
-
-        var handlers: [@Sendable (ExternalChange) -> Void] { byToken.sorted { $0.key < $1.key }.map(\.value) }
-
-        mutating func add(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> UInt64 {
-            next += 1
-            byToken[next] = handler
-            return next
+    /// Ends the subscription with `token`; ending it twice is harmless.
+    func unsubscribe(_ token: UInt64) {
+        let ended = subscriptions.withLock { subscriptions -> ChangeSubscribers.Subscriber? in
+            defer { stopWatcherIfUnobserved(&subscriptions) }
+            return subscriptions.subscribers.remove(token)
         }
+        ended?.end?()
+    }
 
-        mutating func remove(_ token: UInt64) { byToken[token] = nil }
+    /// Ends every subscription made through the handle `owner` (which is closing).
+    func endSubscriptions(ownedBy owner: ObjectIdentifier) {
+        let ended = subscriptions.withLock { subscriptions -> [ChangeSubscribers.Subscriber] in
+            defer { stopWatcherIfUnobserved(&subscriptions) }
+            return subscriptions.subscribers.removeAll(ownedBy: owner)
+        }
+        for subscriber in ended { subscriber.end?() }
+    }
+
+    private func stopWatcherIfUnobserved(_ subscriptions: inout Subscriptions) {
+        guard subscriptions.subscribers.isEmpty else { return }
+        signal.isObserved.store(false, ordering: .relaxed)
+        subscriptions.watcher?.stop()
+        subscriptions.watcher = nil
+    }
+
+    // MARK: Noticing and delivering changes
+
+    /// The watcher's look at the store: if the meta stamp moved and the store's lock is free,
+    /// catches up as a read would, then delivers. A stamp whose catch-up failed is `skipped` until
+    /// the stamp moves again (the store's next access reports the failure to its caller).
+    func pollForChanges(skipping skipped: inout MetaStamp?) {
+        var failed = skipped
+        _ = core.withLockIfAvailable { core in
+            guard let files = core.files else { return }
+            let stamp = files.metaStamp()
+            guard stamp != core.observed, stamp != failed else { return }
+            do throws(MappedKVError) {
+                try core.prepareRead()
+                failed = nil
+            } catch {
+                failed = stamp
+                logger.warning(
+                    "catching up with another process's change failed",
+                    metadata: ["id": "\(core.location.id)", "error": "\(error)"])
+            }
+        }
+        skipped = failed
+        if signal.pending.load(ordering: .sequentiallyConsistent) { deliverChanges() }
+    }
+
+    /// Hands the changes noticed so far to every subscriber, outside the store's lock.
+    ///
+    /// One thread delivers at a time, so subscribers see changes in the order they were noticed
+    /// and a handler is never called concurrently with itself. A thread that finds another one
+    /// delivering leaves its changes to that one (which is what makes a handler that calls the
+    /// store safe: its own call returns at once).
+    func deliverChanges() {
+        while delivering.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+            while true {
+                let changes = core.withLock { core in core.takePendingChanges() }
+                guard !changes.isEmpty else { break }
+                let subscribers = subscriptions.withLock { $0.subscribers.inOrder }
+                for change in changes {
+                    for subscriber in subscribers where subscriber.isActive.isActive { subscriber.deliver(change) }
+                }
+            }
+            delivering.store(false, ordering: .sequentiallyConsistent)
+            // A change noticed after the last take, while this thread was still delivering.
+            guard signal.pending.load(ordering: .sequentiallyConsistent) else { return }
+        }
     }
 }
 

@@ -78,7 +78,7 @@ extension StoreCore {
 
     /// The changes noticed since the last call.
     func takePendingChanges() -> [ExternalChange] {
-        signal.pending.store(false, ordering: .relaxed)
+        signal.pending.store(false, ordering: .sequentiallyConsistent)
         defer { pendingChanges = [] }
         return pendingChanges
     }
@@ -90,20 +90,24 @@ extension StoreCore {
         let fileSize = try files.currentDataFileSize()
         guard stamp != observed || fileSize != files.dataFileSize else { return }
         let change: ExternalChange.Kind
-        if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let records = loadTail(files, stamp) {
-            change = .appended(records: records)
+        var changedKeys: Set<String>?  // nil: everything may have changed
+        if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let tail = loadTail(files, stamp) {
+            change = .appended(records: tail.records)
+            changedKeys = tail.keys
         } else {
             try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))
             change = .reloaded
         }
         logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
-        pendingChanges.append(ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence))
-        signal.pending.store(true, ordering: .relaxed)
+        pendingChanges.append(
+            ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, changedKeys: changedKeys))
+        signal.pending.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// Decodes just the records another process appended, if the new bytes extend the old CRC to
-    /// the stored one; returns how many, or nil when a full reload is needed instead.
-    private func loadTail(_ files: StoreFiles, _ stamp: MetaStamp) -> Int? {
+    /// the stored one; returns how many and, if anyone subscribes to changes, their keys (else nil:
+    /// unknown); nil when a full reload is needed instead.
+    private func loadTail(_ files: StoreFiles, _ stamp: MetaStamp) -> (records: Int, keys: Set<String>?)? {
         let oldLength = mirror.count
         let newLength = Int(stamp.actualSize)
         guard meta.holdsActualSize, newLength > oldLength, 4 + newLength <= files.dataFileSize else { return nil }
@@ -121,7 +125,8 @@ extension StoreCore {
         meta.actualSize = stamp.actualSize
         recordCount += summary.recordCount
         observed = stamp
-        return summary.recordCount
+        let keys = signal.isObserved.load(ordering: .relaxed) ? Self.keys(ofRecordsIn: mirror, from: oldLength) : nil
+        return (summary.recordCount, keys)
     }
 
     /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an

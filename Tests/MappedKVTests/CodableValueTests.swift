@@ -179,6 +179,28 @@ import Testing
         #expect(key == "bad" && type.hasSuffix("Profile"))
     }
 
+    @Test func expiringValuesFollowTheSameRule() throws {
+        let dir = TemporaryDirectory("codable-expiry")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        try store.enableKeyExpiry()
+        try store.set(Int32(-42), forKey: "int32", expiresAfter: .seconds(60))
+        try store.set(Self.uuid, forKey: "uuid", expiresAfter: .seconds(60))
+        try Self.setExpiring(Self.date, forKey: "date", in: store)
+        for key in ["int32", "uuid", "date"] {
+            #expect(try store.payload(forKey: key).map(hex) == Self.pinned[key], "\(key)")
+        }
+        let profile = Profile(name: "svc", tags: [])
+        try store.set(profile, forKey: "profile", expiresAfter: .seconds(60))
+        #expect(try store.value(forKey: "profile", as: Profile.self) == profile)
+        let inferred: Int32? = try store.value(forKey: "int32")
+        #expect(inferred == -42)
+    }
+
+    /// Stores an expiring value through a function that knows only that it is `Codable`.
+    static func setExpiring<T: Codable>(_ value: T, forKey key: String, in store: MappedKV) throws {
+        try store.set(value, forKey: key, expiresAfter: .seconds(60))
+    }
+
     @available(*, deprecated, message: "tests the deprecated set(encoding:) and decoded(_:forKey:)")
     @Test func theDeprecatedNamesKeepStoringJSONEvenForNativeTypes() throws {
         let dir = TemporaryDirectory("codable-deprecated")

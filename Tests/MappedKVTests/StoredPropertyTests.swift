@@ -128,6 +128,7 @@ final class AppSettings {
         let dir = TemporaryDirectory("stored-sendable")
         let store = try MappedKV(id: "s", directory: dir.path)
         let hits = Stored(key: "hits", in: store, default: Int64(0))
+        let _: any Sendable = hits  // a `let` of the wrapper may be global or shared
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
                 group.addTask {

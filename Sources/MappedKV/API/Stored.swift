@@ -24,11 +24,15 @@ import MappedKVFormat
 /// ``write(_:)`` and ``remove()`` throw ``MappedKVError``.
 ///
 /// The wrapper is `Sendable`: it holds the store, the key and the default, and every access goes
-/// through the thread-safe store, so it may be read and written from any thread. A global
-/// `var` is mutable global state under Swift 6's checking; declare it on a `@MainActor` type or
-/// global, or use a `let` of the wrapper itself (`let launches = Stored("launches", in: store,
-/// default: 0)`, then `launches.wrappedValue += 1`), which is safe everywhere since writes are
-/// `nonmutating`.
+/// through the thread-safe store, so it may be read and written from any thread. Use it on a
+/// property of a class or struct, or on a local variable. Swift does not allow property wrappers on
+/// global variables; a global `let` of the wrapper itself works and is safe under Swift 6's checking,
+/// since writes are `nonmutating`:
+///
+/// ```swift
+/// let launches = Stored(key: "launches", in: store, default: 0)
+/// launches.wrappedValue += 1
+/// ```
 @propertyWrapper
 public struct Stored<Value: Sendable>: Sendable {
     /// The key the property is stored under.

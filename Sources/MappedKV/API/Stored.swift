@@ -2,6 +2,11 @@ import Foundation
 import Logging
 import MappedKVFormat
 
+// The `@Stored` property wrapper. Invariant: the property holds no copy of the value; every get
+// reads the store and every set writes it, with the same bytes `set(_:forKey:)` writes for the
+// type, so the property, the store's getters and other processes always agree. Errors a property
+// cannot throw are logged, never swallowed silently, and the projected value throws them.
+
 /// A property backed by one key of a store: reading the property reads the store, assigning it
 /// writes the store.
 ///

@@ -16,6 +16,9 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidUTF8
     /// A payload is empty where the type needs at least one byte.
     case emptyPayload
+    /// A payload's bytes are not an encoding of the requested type (docs/FORMAT.md 2.5): the key holds a
+    /// value of another type. `expected` names the type and its encoding, `found` what the bytes are.
+    case payloadMismatch(expected: String, found: String)
 
     public var description: String {
         switch self {
@@ -28,6 +31,8 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
         case .metaTooShort(let length): "meta file holds \(length) bytes, needs \(MetaInfo.size)"
         case .invalidUTF8: "string payload is not valid UTF-8"
         case .emptyPayload: "payload is empty"
+        case .payloadMismatch(let expected, let found):
+            "payload is not \(expected): found \(found); the key holds a value of another type"
         }
     }
 }

@@ -7,11 +7,14 @@ extension String: PayloadCodable {
         Varint.append(UInt64(utf8.count), to: &bytes)
         bytes.append(contentsOf: utf8)
     }
-    /// Reads the inner length and that many bytes, which must be valid UTF-8.
+    /// Reads the inner length and that many bytes, which must be valid UTF-8 and exactly the rest
+    /// of the payload.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
         var cursor = ByteCursor(payload)
-        self = try cursor.readString()
+        let bytes = try cursor.readWholeLengthDelimited(expected: "a String (varint(n) + n UTF-8 bytes)")
+        guard let string = UTF8Check.string(validating: bytes) else { throw .invalidUTF8 }
+        self = string
     }
 }
 
@@ -22,12 +25,11 @@ extension UInt8: PayloadArrayElement {
         Varint.append(UInt64(array.count), to: &bytes)
         bytes.append(contentsOf: array)
     }
-    /// Reads the inner length and that many bytes.
+    /// Reads the inner length and that many bytes, which must be exactly the rest of the payload.
     @inlinable
     public static func decodeArrayPayload(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> [UInt8] {
         var cursor = ByteCursor(payload)
-        let length = try cursor.readLength()
-        return Array(try cursor.readBytes(length))
+        return Array(try cursor.readWholeLengthDelimited(expected: "bytes (varint(n) + n bytes)"))
     }
 }
 
@@ -38,13 +40,14 @@ extension String: PayloadArrayElement {
         Varint.append(UInt64(total), to: &bytes)
         for string in array { string.encodePayload(into: &bytes) }
     }
-    /// Skips the total length, then reads strings until the payload ends (MMKV's `decodeOneVector`).
+    /// Reads the total length, which must be exactly the rest of the payload, then strings until the
+    /// payload ends (MMKV's `decodeOneVector`, which skips the total instead of checking it).
     public static func decodeArrayPayload(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> [String] {
         var cursor = ByteCursor(payload)
-        _ = try cursor.readVarint64()
-        var strings: [String] = []
-        while !cursor.isAtEnd { strings.append(try cursor.readString()) }
-        return strings
+        var strings = ByteCursor(try cursor.readWholeLengthDelimited(expected: "a [String] (varint(total) + strings)"))
+        var result: [String] = []
+        while !strings.isAtEnd { result.append(try strings.readString()) }
+        return result
     }
 }
 

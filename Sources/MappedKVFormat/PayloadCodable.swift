@@ -1,11 +1,14 @@
 /// A type whose values have an MMKV value payload encoding (docs/FORMAT.md section 2.5).
 ///
-/// The file stores no type tag: the reader chooses the type. Decoding reads from the start of the
-/// payload and ignores trailing bytes, as MMKV's getters do.
+/// The file stores no type tag: the reader chooses the type. Decoding is strict: the payload must
+/// hold exactly one encoded value of the type, so bytes that no value of the type encodes to (a
+/// wrong length, bytes after the value, a number out of range, invalid UTF-8) throw, usually
+/// ``FormatError/payloadMismatch(expected:found:)``, where MMKV's getters would return a plausible
+/// wrong value. What strictness cannot detect is listed in docs/FORMAT.md 2.5.
 public protocol PayloadCodable {
     /// Appends this value's payload bytes to `bytes`.
     func encodePayload(into bytes: inout [UInt8])
-    /// Decodes a value from the start of `payload`.
+    /// Decodes a value from `payload`, which must hold exactly one encoded value.
     init(payload: UnsafeRawBufferPointer) throws(FormatError)
 }
 
@@ -17,7 +20,7 @@ extension PayloadCodable {
         return bytes
     }
 
-    /// Decodes a value from the start of `payload`.
+    /// Decodes a value from `payload`, which must hold exactly one encoded value.
     public init(payload: [UInt8]) throws(FormatError) {
         self = try payload.withRawBytes { (raw) throws(FormatError) in try Self(payload: raw) }
     }

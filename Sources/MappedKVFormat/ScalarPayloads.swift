@@ -4,12 +4,16 @@ extension Bool: PayloadCodable {
     /// One byte, `00` or `01`.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { bytes.append(self ? 1 : 0) }
-    /// Read as a varint and tested against zero, as MMKV's `readBool` does.
+    /// One varint of value 0 or 1 and nothing else (MMKV writes the single byte `00` or `01`).
+    ///
+    /// MMKV's `readBool` tests any varint against zero; a larger value, or bytes after the varint,
+    /// cannot be a stored `Bool` and throws ``FormatError/payloadMismatch(expected:found:)``.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
-        guard !payload.isEmpty else { throw .emptyPayload }
         var cursor = ByteCursor(payload)
-        self = try cursor.readVarint32() != 0
+        let value = try cursor.readWholeVarint(expected: "a Bool (one byte, 00 or 01)")
+        guard value <= 1 else { throw .payloadMismatch(expected: "a Bool (one byte, 00 or 01)", found: "\(value)") }
+        self = value == 1
     }
 }
 
@@ -19,12 +23,18 @@ extension Int32: PayloadCodable {
     public func encodePayload(into bytes: inout [UInt8]) {
         Varint.append(UInt64(bitPattern: Int64(self)), to: &bytes)
     }
-    /// The low 32 bits of a varint of up to 10 bytes.
+    /// One varint holding an `Int32`: below 2^32 (a non-negative value, or a negative one in the
+    /// 5-byte form that keeps only the low 32 bits) or a negative value sign-extended to 64 bits.
+    /// Anything else (an int64 outside Int32's range, trailing bytes) throws
+    /// ``FormatError/payloadMismatch(expected:found:)``.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
-        guard !payload.isEmpty else { throw .emptyPayload }
         var cursor = ByteCursor(payload)
-        self = Int32(bitPattern: try cursor.readVarint32())
+        let value = try cursor.readWholeVarint(expected: "an Int32 (a varint)")
+        guard value <= UInt64(UInt32.max) || (Int64(Int32.min)..<0).contains(Int64(bitPattern: value)) else {
+            throw .payloadMismatch(expected: "an Int32 (a varint)", found: "the varint \(value), outside Int32's range")
+        }
+        self = Int32(truncatingIfNeeded: value)
     }
 }
 
@@ -32,12 +42,15 @@ extension UInt32: PayloadCodable {
     /// A varint.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Varint.append(UInt64(self), to: &bytes) }
-    /// The low 32 bits of a varint.
+    /// One varint below 2^32; anything else throws ``FormatError/payloadMismatch(expected:found:)``.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
-        guard !payload.isEmpty else { throw .emptyPayload }
         var cursor = ByteCursor(payload)
-        self = try cursor.readVarint32()
+        let value = try cursor.readWholeVarint(expected: "a UInt32 (a varint)")
+        guard let narrow = UInt32(exactly: value) else {
+            throw .payloadMismatch(expected: "a UInt32 (a varint)", found: "the varint \(value), above UInt32.max")
+        }
+        self = narrow
     }
 }
 
@@ -45,12 +58,11 @@ extension Int64: PayloadCodable {
     /// A varint of the two's-complement bits (10 bytes when negative).
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Varint.append(UInt64(bitPattern: self), to: &bytes) }
-    /// A varint read as two's-complement bits.
+    /// One varint of at most 64 bits, read as two's-complement bits, with nothing after it.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
-        guard !payload.isEmpty else { throw .emptyPayload }
         var cursor = ByteCursor(payload)
-        self = Int64(bitPattern: try cursor.readVarint64())
+        self = Int64(bitPattern: try cursor.readWholeVarint(expected: "an Int64 (a varint)"))
     }
 }
 
@@ -58,12 +70,11 @@ extension UInt64: PayloadCodable {
     /// A varint.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Varint.append(self, to: &bytes) }
-    /// A varint.
+    /// One varint of at most 64 bits, with nothing after it.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
-        guard !payload.isEmpty else { throw .emptyPayload }
         var cursor = ByteCursor(payload)
-        self = try cursor.readVarint64()
+        self = try cursor.readWholeVarint(expected: "a UInt64 (a varint)")
     }
 }
 
@@ -73,9 +84,10 @@ extension Float: PayloadCodable {
     public func encodePayload(into bytes: inout [UInt8]) {
         withUnsafeBytes(of: bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
     }
-    /// Four bytes, IEEE-754 little-endian.
+    /// Exactly four bytes, IEEE-754 little-endian.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
+        try checkFixedWidth(payload, 4, expected: "a Float (4 bytes)")
         var cursor = ByteCursor(payload)
         self = Float(bitPattern: try cursor.readLittleEndian(UInt32.self))
     }
@@ -87,9 +99,10 @@ extension Double: PayloadCodable {
     public func encodePayload(into bytes: inout [UInt8]) {
         withUnsafeBytes(of: bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
     }
-    /// Eight bytes, IEEE-754 little-endian.
+    /// Exactly eight bytes, IEEE-754 little-endian.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
+        try checkFixedWidth(payload, 8, expected: "a Double (8 bytes)")
         var cursor = ByteCursor(payload)
         self = Double(bitPattern: try cursor.readLittleEndian(UInt64.self))
     }

@@ -131,11 +131,13 @@ struct PayloadTests {
         #expect(try vector.decodesToValue(vector.payload))
     }
 
-    @Test("decoding ignores trailing bytes", arguments: PayloadVector.all.filter { !$0.readsToEnd })
-    func ignoresTrailingBytes(_ vector: PayloadVector) throws {
-        // Like an expire-mode value: the payload followed by a 4-byte suffix, or by arbitrary junk.
-        #expect(try vector.decodesToValue(vector.payload + [0x10, 0x20, 0x30, 0x40]))
-        #expect(try vector.decodesToValue(vector.payload + [0xFF]))
+    @Test("decoding refuses trailing bytes", arguments: PayloadVector.all)
+    func refusesTrailingBytes(_ vector: PayloadVector) throws {
+        // Strict: a payload holds exactly one value. (An expire-mode value's 4-byte suffix is cut off
+        // by the store before decoding, so it never reaches a decoder.)
+        #expect(throws: FormatError.self) { try vector.decode(vector.payload + [0x10, 0x20, 0x30, 0x40]) }
+        #expect(throws: FormatError.self) { try vector.decode(vector.payload + [0x00]) }
+        #expect(throws: FormatError.self) { try vector.decode(vector.payload + [0xFF]) }
     }
 
     @Test("every strict prefix of a payload throws", arguments: PayloadVector.all.filter { !$0.readsToEnd })
@@ -155,12 +157,15 @@ struct PayloadTests {
         #expect(throws: FormatError.self) { try [String](payload: [0x05, 0x01, 0x61, 0x80]) }
     }
 
-    @Test("string vectors read strings until the end of the payload, ignoring the total length")
-    func stringVectorReadsToEnd() throws {
-        // decodeOneVector ignores the first varint.
-        #expect(try [String](payload: [0x00, 0x01, 0x61, 0x02, 0x62, 0x63]) == ["a", "bc"])
-        #expect(try [String](payload: [0x7F, 0x01, 0x61]) == ["a"])
-        #expect(try [String](payload: [0x05]) == [])
+    @Test("a string vector's total length must be exactly the rest of the payload")
+    func stringVectorTotalMustMatch() throws {
+        #expect(try [String](payload: [0x05, 0x01, 0x61, 0x02, 0x62, 0x63]) == ["a", "bc"])
+        #expect(try [String](payload: [0x00]) == [])
+        // MMKV's decodeOneVector skips the total; MMKV never writes a wrong one, so it is a mismatch here.
+        #expect(throws: FormatError.self) { try [String](payload: [0x00, 0x01, 0x61, 0x02, 0x62, 0x63]) }
+        #expect(throws: FormatError.self) { try [String](payload: [0x7F, 0x01, 0x61]) }
+        #expect(throws: FormatError.self) { try [String](payload: [0x05]) }
+        #expect(throws: FormatError.self) { try [String](payload: [0x02, 0x01, 0x61, 0x00]) }
     }
 
     @Test("int32 accepts the 5-byte form that drops the upper 32 bits")
@@ -170,7 +175,8 @@ struct PayloadTests {
         #expect(try Int32(payload: [0x80, 0x80, 0x80, 0x80, 0x08]) == Int32.min)
         #expect(try Int32(payload: [0xFF, 0xFF, 0xFF, 0xFF, 0x07]) == Int32.max)
         #expect(try UInt32(payload: [0xFF, 0xFF, 0xFF, 0xFF, 0x0F]) == UInt32.max)
-        #expect(try UInt32(payload: Int32(-1).payloadBytes) == UInt32.max)
+        // A sign-extended negative int32 is no UInt32 (MMKV's getUInt32 would return its low 32 bits).
+        #expect(throws: FormatError.self) { try UInt32(payload: Int32(-1).payloadBytes) }
     }
 
     @Test("reading a 10-byte negative int32 as int64 gives the sign-extended value")
@@ -179,20 +185,63 @@ struct PayloadTests {
             #expect(try Int64(payload: value.payloadBytes) == Int64(value))
             #expect(try Int(payload: value.payloadBytes) == Int(value))
         }
-        // The other way round keeps the low 32 bits.
-        #expect(
-            try Int32(payload: Int64(-9_000_000_000).payloadBytes) == Int32(truncatingIfNeeded: -9_000_000_000 as Int64)
-        )
-        #expect(try Int32(payload: UInt64(1 << 32 | 7).payloadBytes) == 7)
+        // The other way round, an int64 in Int32's range reads (the bytes are the same); one outside it
+        // is a mismatch (MMKV's getInt32 would keep the low 32 bits).
+        #expect(try Int32(payload: Int64(-5).payloadBytes) == -5)
+        #expect(throws: FormatError.self) { try Int32(payload: Int64(-9_000_000_000).payloadBytes) }
+        #expect(throws: FormatError.self) { try Int32(payload: UInt64(1 << 32 | 7).payloadBytes) }
+        #expect(throws: FormatError.self) { try Int32(payload: (Int64(Int32.min) - 1).payloadBytes) }
     }
 
-    @Test("bool reads a varint32 and tests it against zero")
-    func boolIsVarint() throws {
-        #expect(try Bool(payload: [0x02]) == true)
-        #expect(try Bool(payload: [0x80, 0x01]) == true)
-        #expect(try Bool(payload: [0x80, 0x00]) == false)
-        #expect(try Bool(payload: [0x80, 0x80, 0x80, 0x80, 0x10]) == false, "2^32 has zero low 32 bits")
+    @Test("bool is one varint of value 0 or 1")
+    func boolIsZeroOrOne() throws {
+        #expect(try Bool(payload: [0x00]) == false)
+        #expect(try Bool(payload: [0x01]) == true)
+        #expect(try Bool(payload: [0x80, 0x00]) == false, "a non-minimal varint still holds one value")
+        // MMKV's readBool tests any varint against zero; no MMKV writer stores these as a bool.
+        #expect(throws: FormatError.payloadMismatch(expected: "a Bool (one byte, 00 or 01)", found: "2")) {
+            try Bool(payload: [0x02])
+        }
+        #expect(throws: FormatError.self) { try Bool(payload: [0x80, 0x80, 0x80, 0x80, 0x10]) }
+        #expect(throws: FormatError.self) { try Bool(payload: [0x01, 0x00]) }
         #expect(throws: FormatError.emptyPayload) { try Bool(payload: []) }
+    }
+
+    @Test("a varint payload wider than 64 bits is refused; one of exactly 64 bits reads")
+    func varintWiderThan64Bits() throws {
+        let max64: [UInt8] = Array(repeating: 0xFF, count: 9) + [0x01]
+        #expect(try UInt64(payload: max64) == .max)
+        #expect(try Int64(payload: max64) == -1)
+        let wider: [UInt8] = Array(repeating: 0xFF, count: 9) + [0x7F]
+        #expect(
+            throws: FormatError.payloadMismatch(expected: "a UInt64 (a varint)", found: "a varint wider than 64 bits")
+        ) {
+            try UInt64(payload: wider)
+        }
+        #expect(
+            throws: FormatError.payloadMismatch(expected: "an Int64 (a varint)", found: "a varint wider than 64 bits")
+        ) {
+            try Int64(payload: wider)
+        }
+    }
+
+    @Test("fixed-width and length-delimited payloads must have exactly their length")
+    func exactLengths() throws {
+        #expect(throws: FormatError.payloadMismatch(expected: "a Double (8 bytes)", found: "4 bytes")) {
+            try Double(payload: Float(1.5).payloadBytes)
+        }
+        #expect(throws: FormatError.payloadMismatch(expected: "a Float (4 bytes)", found: "8 bytes")) {
+            try Float(payload: Double(2.25).payloadBytes)
+        }
+        #expect(throws: FormatError.payloadMismatch(expected: "a Double (8 bytes)", found: "1 bytes")) {
+            try Double(payload: [0x01])
+        }
+        // An inner length shorter than the payload.
+        #expect(
+            throws: FormatError.payloadMismatch(
+                expected: "a String (varint(n) + n UTF-8 bytes)", found: "an inner length of 1 with 2 bytes after it")
+        ) { try String(payload: [0x01, 0x61, 0x62]) }
+        #expect(throws: FormatError.self) { try [UInt8](payload: [0x01, 0x61, 0x62]) }
     }
 
     @Test("empty payloads throw for every non-length-prefixed type")

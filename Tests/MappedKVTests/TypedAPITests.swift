@@ -32,7 +32,7 @@ import Testing
             try store.set(Data([1, 2, 3]), forKey: "data")
             try store.set(["x", "", "yz"], forKey: "strings")
             try store.set(date, forKey: "date")
-            try store.set(encoding: settings, forKey: "settings")
+            try store.set(settings, forKey: "settings")
             store.close()
         }
         let store = try MappedKV(id: "s", directory: dir.path)
@@ -52,7 +52,7 @@ import Testing
         #expect(try store.strings(forKey: "strings") == ["x", "", "yz"])
         #expect(try store.date(forKey: "date") == date)
         #expect(try store.payload(forKey: "date") == date.timeIntervalSince1970.payloadBytes, "a Date is a Double")
-        #expect(try store.decoded(Settings.self, forKey: "settings") == settings)
+        #expect(try store.value(forKey: "settings", as: Settings.self) == settings)
         #expect(try store.value(forKey: "missing", default: Int32(9)) == 9)
         #expect(try store.int32(forKey: "missing") == nil)
         #expect(try store.count == 15)
@@ -64,13 +64,15 @@ import Testing
         try store.set(Int32(-1), forKey: "negative")
         #expect(try store.int64(forKey: "negative") == -1, "a 10-byte int32 reads as the sign-extended int64")
         try store.set(Int64(0x1_0000_0005), forKey: "wide")
-        #expect(try store.int32(forKey: "wide") == 5, "int64 read as int32 keeps the low 32 bits")
+        #expect(throws: MappedKVError.self, "an int64 outside Int32's range is no int32") {
+            _ = try store.int32(forKey: "wide")
+        }
         try store.set(Float(1), forKey: "float")
         #expect(throws: MappedKVError.self) { _ = try store.double(forKey: "float") }
         try store.set([UInt8]([0x05, 0xFF]), forKey: "bytes")
         #expect(throws: MappedKVError.self) { _ = try store.string(forKey: "bytes") }
-        try store.set(encoding: [1, 2], forKey: "json")
-        #expect(throws: MappedKVError.self) { _ = try store.decoded(String.self, forKey: "json") }
+        try store.set([1, 2] as [Int], forKey: "json")
+        #expect(throws: MappedKVError.self) { _ = try store.value(forKey: "json", as: [String].self) }
     }
 
     @Test func byteExactKeys() throws {

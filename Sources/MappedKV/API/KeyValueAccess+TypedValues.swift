@@ -38,7 +38,11 @@ extension KeyValueAccess {
     /// The `Date` value of `key` (a Double of seconds since 1970), or nil.
     public func date(forKey key: String) throws(MappedKVError) -> Date? { try value(forKey: key, as: Date.self) }
 
-    /// Stores `value` JSON-encoded, as a bytes payload.
+    /// Stores `value` JSON-encoded, as a bytes payload, even if its type has a native payload.
+    ///
+    /// Deprecated: ``set(_:forKey:)`` stores any `Encodable` value, as JSON unless its type has a
+    /// native payload (then it writes that payload instead, where this wrote JSON).
+    @available(*, deprecated, renamed: "set(_:forKey:encoder:)")
     public func set<T: Encodable>(
         encoding value: T, forKey key: String, encoder: JSONEncoder = JSONEncoder()
     ) throws(MappedKVError) {
@@ -50,6 +54,10 @@ extension KeyValueAccess {
     }
 
     /// The value of `key` decoded from JSON as `type`, or nil if the key is absent.
+    ///
+    /// Deprecated: ``value(forKey:as:)`` reads any `Decodable` type, from JSON unless the type has a
+    /// native payload.
+    @available(*, deprecated, message: "use value(forKey:as:) or value(forKey:as:decoder:)")
     public func decoded<T: Decodable>(
         _ type: T.Type, forKey key: String, decoder: JSONDecoder = JSONDecoder()
     ) throws(MappedKVError) -> T? {
@@ -66,11 +74,10 @@ extension Data: PayloadCodable {
         Varint.append(UInt64(count), to: &bytes)
         bytes.append(contentsOf: self)
     }
-    /// Reads the inner length and that many bytes.
+    /// Reads the inner length and that many bytes, which must be exactly the rest of the payload.
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
         var cursor = ByteCursor(payload)
-        let length = try cursor.readLength()
-        self = Data(try cursor.readBytes(length))
+        self = Data(try cursor.readWholeLengthDelimited(expected: "bytes (varint(n) + n bytes)"))
     }
 }
 

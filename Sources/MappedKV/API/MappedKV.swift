@@ -89,8 +89,9 @@ public final class MappedKV: KeyValueAccess, Sendable {
 
     /// The value of `key` decoded as `type`, or nil if the key is absent.
     ///
-    /// The file stores no types: reading a key as a different type than it was written decodes
-    /// its bytes anyway, as MMKV does, or throws ``MappedKVError/valueDecodingFailed(key:type:reason:)``.
+    /// The file stores no types: reading a key as a different type than it was written throws
+    /// ``MappedKVError/valueDecodingFailed(key:type:reason:)`` when its bytes cannot be a `V`, and
+    /// otherwise decodes them, as MMKV does (docs/FORMAT.md 2.5 lists what cannot be detected).
     public func value<V: PayloadCodable & Sendable>(
         forKey key: String, as type: V.Type = V.self
     ) throws(MappedKVError) -> V? {

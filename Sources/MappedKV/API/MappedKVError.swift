@@ -64,7 +64,8 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     case closed(String)
     /// A read-only open found no store.
     case storeNotFound(path: String)
-    /// A stored value could not be decoded as the requested type.
+    /// A stored value could not be decoded as the requested type: the type-mismatch error, thrown
+    /// when the bytes cannot be that type (docs/FORMAT.md 2.5). `reason` says what the bytes are.
     case valueDecodingFailed(key: String, type: String, reason: String)
     /// A value could not be encoded (for example a `Codable` value that fails to encode).
     case valueEncodingFailed(key: String, reason: String)

@@ -39,7 +39,7 @@ struct DemoCommand: ParsableCommand {
         try store.set([UInt8]([0x00, 0xFF, 0x7F, 0x80]), forKey: "bytes")
         try store.set(["a", "bc", ""], forKey: "strings")
         try store.set(now, forKey: "date")
-        try store.set(encoding: profile, forKey: "profile")
+        try store.set(profile, forKey: "profile")
 
         print("\nTyped values written and read back:")
         func show(_ key: String, _ value: Any?) {
@@ -56,7 +56,7 @@ struct DemoCommand: ParsableCommand {
         show("bytes", try store.bytes(forKey: "bytes"))
         show("strings", try store.strings(forKey: "strings"))
         show("date", try store.date(forKey: "date"))
-        show("profile", try store.decoded(Profile.self, forKey: "profile"))
+        show("profile", try store.value(forKey: "profile", as: Profile.self))
 
         let writes = 20_000
         let start = ContinuousClock.now
@@ -79,7 +79,7 @@ struct DemoCommand: ParsableCommand {
         let ok =
             try reopened.string(forKey: "string") == "hello, MMKV ✓"
             && reopened.int32(forKey: "counter-499") == 19_999
-            && reopened.decoded(Profile.self, forKey: "profile") == profile
+            && reopened.value(forKey: "profile", as: Profile.self) == profile
             && reopened.date(forKey: "date") == now
             && reopened.count == 262
         print("Reopened: \(try reopened.count) keys, values \(ok ? "intact" : "WRONG")")

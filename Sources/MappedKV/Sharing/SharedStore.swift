@@ -15,6 +15,8 @@ final class SharedStore: Sendable {
     let core: Mutex<StoreCore>
     /// Raised when another process's change is waiting to be reported.
     let signal: ChangeSignal
+    /// The exclusive section a thread may hold on the store (Sharing/ExclusiveSection.swift).
+    let section = ExclusiveSection()
     /// Who wants to hear of other processes' changes.
     let observers = Mutex<ObserverList>(ObserverList())
     /// The mode and access it was opened with.

@@ -74,24 +74,19 @@ extension StoreCore {
             .map { (key: String(decoding: $0.key, as: UTF8.self), payload: $0.payload) }
     }
 
-    /// Calls `body` with the key bytes and payload bytes of every live entry, in no particular
-    /// order, without copying either; the buffers are valid only during the call.
-    func forEachEntry(
-        _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Void
-    ) throws {
+    /// The mirror and the key and payload ranges in it of every live entry, in no particular
+    /// order: what a transaction's `forEachEntry` walks after the store's lock is released, so
+    /// its body may call the store. The mirror is shared copy-on-write, so a write during the
+    /// walk copies the mirror it changes and the walk still sees the entries as they were.
+    func liveEntries() throws(MappedKVError) -> LiveEntries {
         try prepareRead()
         let now = expiryEnabled ? configuration.clock.now() : 0
-        var slots: [ValueSlot] = []
-        slots.reserveCapacity(index.count)
-        index.forEachSlot { slot in slots.append(slot) }
-        try mirror.withUnsafeBytes { bytes in
-            for slot in slots {
-                guard let range = liveValueRange(slot, now: now) else { continue }
-                try body(
-                    UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange]),
-                    UnsafeRawBufferPointer(rebasing: bytes[range]))
-            }
+        var ranges: [(key: Range<Int>, payload: Range<Int>)] = []
+        ranges.reserveCapacity(index.count)
+        index.forEachSlot { slot in
+            if let range = liveValueRange(slot, now: now) { ranges.append((slot.keyRange, range)) }
         }
+        return LiveEntries(mirror: mirror, ranges: ranges)
     }
 
     /// A snapshot of the file-level state.
@@ -151,5 +146,24 @@ extension StoreCore {
         guard let slot = slot(forKey: key) else { return nil }
         guard expiryEnabled else { return slot.valueRange }
         return liveValueRange(slot, now: configuration.clock.now())
+    }
+}
+
+/// The live entries of a store at one moment: see ``StoreCore/liveEntries()``.
+struct LiveEntries: Sendable {
+    /// The plain text the ranges index.
+    let mirror: [UInt8]
+    /// Each live entry's key bytes and payload bytes in ``mirror``.
+    let ranges: [(key: Range<Int>, payload: Range<Int>)]
+
+    /// Calls `body` with every entry's key and payload bytes; both are valid only during the call.
+    func forEach(
+        _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Void
+    ) rethrows {
+        try mirror.withUnsafeBytes { bytes in
+            for (key, payload) in ranges {
+                try body(UnsafeRawBufferPointer(rebasing: bytes[key]), UnsafeRawBufferPointer(rebasing: bytes[payload]))
+            }
+        }
     }
 }

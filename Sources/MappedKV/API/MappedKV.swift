@@ -62,13 +62,10 @@ public final class MappedKV: KeyValueAccess, Sendable {
     func withCore<R: Sendable>(_ body: (StoreCore) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
         try ensureOpen()
         defer { reportChanges() }
-        let section = shared.section
-        let result = try shared.core.withLock { (core) throws(MappedKVError) -> R? in
-            guard section.admitsCurrentThread() else { return nil }
-            return try body(core)
+        while true {
+            if let result = try shared.withCoreUnlessSectionHeldElsewhere(body) { return result }
+            shared.waitForSectionToEnd()
         }
-        if let result { return result }
-        return try shared.withCoreAfterSection(body)
     }
 
     /// Throws if this handle was closed.

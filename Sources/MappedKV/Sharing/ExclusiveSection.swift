@@ -8,22 +8,26 @@ import Synchronization
 // runs a call on that store (it waits for the section to end), no other process holds the store's
 // `flock` (in multi-process mode the section holds it exclusively), and the holding thread's own
 // calls are served. Sections nest on their thread: only the outermost one takes and releases.
+// (`isEncrypted`, `isKeyExpiryEnabled` and `checkForChanges()` take the mutex directly: they read a
+// flag, or catch up with files no other process can change while the section holds the `flock`.)
 //
 // The store's `Mutex<StoreCore>` is held only for the length of one call, never across a section
 // (a Swift `Mutex` is neither recursive nor holdable across calls). The section is instead:
 // - a gate, a semaphore of one, taken for the whole outermost section; calls from other threads
-//   that find a section open wait for it (``SharedStore/withCoreAfterSection(_:)``);
+//   that find a section open wait for it (``SharedStore/waitForSectionToEnd()``), then check again;
 // - the holder's thread, an atomic written only under the store's mutex, so a call that reads it
 //   under the mutex sees every section that began before it (``ExclusiveSection/admitsCurrentThread()``);
 // - a nesting depth, touched only by the holding thread.
+// It lives inline in the `SharedStore`, so a call checks it without reference counting.
 // A call finds no section open in the steady state: one relaxed load under the mutex it already takes.
 
-/// Who holds a store's exclusive section, and the gate other threads wait at.
-final class ExclusiveSection: @unchecked Sendable {  // `depth` is touched only by the holding thread
+/// Who holds a store's exclusive section, and the gate other threads wait at. Stored inline in its
+/// ``SharedStore``, so checking it costs no reference counting.
+struct ExclusiveSection: ~Copyable, @unchecked Sendable {  // the gate is a semaphore, made for threads
     /// The holding thread (`pthread_self`), or 0.
     private let holder = Atomic<UInt>(0)
-    /// Nested sections the holding thread is in.
-    private var depth = 0
+    /// Nested sections the holding thread is in; only that thread touches it.
+    private let depth = Atomic<Int>(0)
     /// A semaphore of one, taken by the outermost section and by calls waiting for one to end.
     private let gate: UnsafeMutablePointer<sem_t>
 
@@ -54,20 +58,17 @@ final class ExclusiveSection: @unchecked Sendable {  // `depth` is touched only 
     /// Records the calling thread as the holder (under the store's mutex, after the gate).
     func claim() {
         holder.store(Self.currentThread, ordering: .relaxed)
-        depth = 1
+        depth.store(1, ordering: .relaxed)
     }
 
     /// Records that nobody holds the section (under the store's mutex, before opening the gate).
     func vacate() { holder.store(0, ordering: .relaxed) }
 
     /// Enters a section nested in the one this thread holds.
-    func nest() { depth += 1 }
+    func nest() { depth.add(1, ordering: .relaxed) }
 
     /// Leaves one level of this thread's section; true when it was the outermost.
-    func unnest() -> Bool {
-        depth -= 1
-        return depth == 0
-    }
+    func unnest() -> Bool { depth.subtract(1, ordering: .relaxed).newValue == 0 }
 
     /// Waits for the gate.
     func closeGate() {
@@ -107,10 +108,9 @@ extension SharedStore {
         } else if !section.tryCloseGate() {
             return false
         }
-        let section = self.section
         let begin = { (core: StoreCore) throws(MappedKVError) -> Bool in
             guard try core.beginExclusiveSection(blocking: wait == .block) else { return false }
-            section.claim()
+            self.section.claim()
             return true
         }
         let begun: Bool
@@ -132,29 +132,30 @@ extension SharedStore {
     /// Ends one level of the calling thread's section; the outermost releases the lock and the gate.
     func endExclusiveSection() {
         guard section.unnest() else { return }
-        let section = self.section
         core.withLock { core in
             core.endExclusiveSection()
-            section.vacate()
+            self.section.vacate()
         }
         section.openGate()
     }
 
-    /// Runs `body` on the store once no other thread's section is open: the path of a call that
-    /// found one open. Holding the gate, it knows no section can begin before `body` is done.
-    @inline(never)
-    func withCoreAfterSection<R: Sendable>(
+    /// Runs `body` on the store under its mutex, unless another thread holds the exclusive
+    /// section: then it returns nil without running it. One relaxed load in the steady state.
+    @inline(__always)
+    func withCoreUnlessSectionHeldElsewhere<R: Sendable>(
         _ body: (StoreCore) throws(MappedKVError) -> R
-    ) throws(MappedKVError) -> R {
-        let section = self.section
-        while true {
-            section.closeGate()
-            defer { section.openGate() }
-            let result = try core.withLock { (core) throws(MappedKVError) -> R? in
-                guard section.admitsCurrentThread() else { return nil }
-                return try body(core)
-            }
-            if let result { return result }
+    ) throws(MappedKVError) -> R? {
+        try core.withLock { (core) throws(MappedKVError) -> R? in
+            guard section.admitsCurrentThread() else { return nil }
+            return try body(core)
         }
+    }
+
+    /// Waits until the section another thread holds has ended: the path of a call that found one
+    /// open, which then checks again under the mutex (a new section may have begun meanwhile).
+    @inline(never)
+    func waitForSectionToEnd() {
+        section.closeGate()
+        section.openGate()
     }
 }

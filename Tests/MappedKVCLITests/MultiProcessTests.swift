@@ -160,14 +160,14 @@ struct MultiProcessTests {
 
     // MARK: Locks
 
-    @Test("tryLock fails while another process holds the lock; withExclusiveLock waits for it")
+    @Test("tryExclusiveLock fails while another process holds the lock; withExclusiveLock waits for it")
     func exclusiveLockAcrossProcesses() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
             let store = try open(root)
             try store.set(Int64(1), forKey: "n")
             let holder = try HeldStore(storeArguments(root) + ["--exclusive", "--set-on-release", "released", "yes"])
-            #expect(try store.tryLock { _ in true } == nil, "the lock is held by the child")
+            #expect(try store.tryExclusiveLock { _ in true } == nil, "the lock is held by the child")
             // Block in withExclusiveLock on another thread, then let the child go: the body must
             // run after the child's last write under its lock.
             let seen = Mutex<String?>(nil)
@@ -181,7 +181,7 @@ struct MultiProcessTests {
             #expect(holder.release() == 0)
             done.wait()
             #expect(seen.withLock { $0 } == "yes")
-            #expect(try store.tryLock { tx in try tx.int64(forKey: "n") } == 1)
+            #expect(try store.tryExclusiveLock { tx in try tx.int64(forKey: "n") } == 1)
         }
     }
 

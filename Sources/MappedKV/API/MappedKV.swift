@@ -56,11 +56,16 @@ public final class MappedKV: KeyValueAccess, Sendable {
     }
 
     /// Runs `body` on the store under its lock, then reports any change by another process it noticed.
+    /// While another thread holds the store's exclusive section the call waits for it to end; on
+    /// the thread that holds it the call is served (Sharing/ExclusiveSection.swift).
     @inline(__always)
     func withCore<R: Sendable>(_ body: (StoreCore) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
         try ensureOpen()
         defer { reportChanges() }
-        return try shared.core.withLock { (core) throws(MappedKVError) -> R in try body(core) }
+        while true {
+            if let result = try shared.withCoreUnlessSectionHeldElsewhere(body) { return result }
+            shared.waitForSectionToEnd()
+        }
     }
 
     /// Throws if this handle was closed.
@@ -101,23 +106,6 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// The stored payload bytes of `key` (the type-specific encoding of docs/FORMAT.md 2.5), or nil.
     public func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
         try withCore { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
-    }
-
-    /// The size of the value of `key`: for a string or bytes payload (`varint(n)` then n bytes) n,
-    /// otherwise the payload length, as MMKV's `getValueSize(key, actualSize: true)`; nil if absent.
-    /// With `actualSize` false, always the payload length.
-    public func valueSize(forKey key: String, actualSize: Bool = true) throws(MappedKVError) -> Int? {
-        guard let payload = try payload(forKey: key) else { return nil }
-        guard actualSize else { return payload.count }
-        return payload.withUnsafeBytes { bytes in
-            var cursor = ByteCursor(bytes)
-            if let length = try? cursor.readLength(), length == cursor.remaining,
-                cursor.position == Varint.size(of: UInt64(length))
-            {
-                return length
-            }
-            return bytes.count
-        }
     }
 
     /// Removes `key`; removing an absent key does nothing.

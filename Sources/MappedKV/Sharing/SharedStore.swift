@@ -25,6 +25,8 @@ final class SharedStore: Sendable {
     private let delivering = Atomic<Bool>(false)
     /// The store's logger.
     let logger: Logger
+    /// The exclusive section a thread may hold on the store (Sharing/ExclusiveSection.swift).
+    let section = ExclusiveSection()
     /// The mode and access it was opened with.
     let isMultiProcess: Bool
     let isReadOnly: Bool

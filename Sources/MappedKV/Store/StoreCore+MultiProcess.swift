@@ -47,22 +47,32 @@ extension StoreCore {
         return try body(files)
     }
 
-    /// Runs `body` holding the exclusive inter-process lock, up to date with the files; with
-    /// `blocking` false, returns nil at once if another process holds the lock.
-    func withExclusiveLock<R>(blocking: Bool, _ body: () throws -> R) throws -> R? {
+    /// Takes the exclusive inter-process lock for an exclusive section and catches up with the
+    /// files; with `blocking` false, returns false at once if another process holds the lock.
+    /// Every true must be matched by one ``endExclusiveSection()``.
+    func beginExclusiveSection(blocking: Bool) throws(MappedKVError) -> Bool {
         let files = try openFiles()
-        guard isMultiProcess else { return try body() }
+        guard isMultiProcess else { return true }
         let changed: Bool
         if blocking {
             changed = try takeLock(files, .exclusive)
         } else {
             let attempt = try systemCall { () throws(SystemError) in try files.lock.tryLockExclusive() }
-            guard let attempt else { return nil }
+            guard let attempt else { return false }
             changed = attempt
         }
-        defer { releaseLock(.exclusive) }
-        if changed { try catchUp(files) }
-        return try body()
+        do throws(MappedKVError) {
+            if changed { try catchUp(files) }
+        } catch {
+            releaseLock(.exclusive)
+            throw error
+        }
+        return true
+    }
+
+    /// Releases the lock an exclusive section took.
+    func endExclusiveSection() {
+        if isMultiProcess { releaseLock(.exclusive) }
     }
 
     /// Looks for other processes' changes now (MMKV's `checkContentChanged`); true if one was found.

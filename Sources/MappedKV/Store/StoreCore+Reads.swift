@@ -91,29 +91,27 @@ extension StoreCore {
             .map { (key: String(decoding: $0.key, as: UTF8.self), payload: $0.payload) }
     }
 
-    /// Calls `body` with the key bytes and payload bytes of every live entry, in the order of the
-    /// records in the file, without copying either; the buffers are valid only during the call.
+    /// The mirror and the key and payload ranges in it of every live entry, in the order of the
+    /// records in the file: what a transaction's `forEachEntry` walks after the store's lock is
+    /// released, so its body may call the store. The mirror is shared copy-on-write, so a write
+    /// during the walk copies the mirror it changes and the walk still sees the entries as they were.
     ///
-    /// File order rather than the index's hash order: the scan then walks the mirror forwards, which
+    /// File order rather than the index's hash order: the walk then reads the mirror forwards, which
     /// the processor prefetches, instead of jumping to a random record each time (at 100,000 keys,
     /// a cache miss per entry costs more than the sort).
-    func forEachEntry(
-        _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Void
-    ) throws {
+    func liveEntries() throws(MappedKVError) -> LiveEntries {
         try prepareRead()
         let now = expiryEnabled ? configuration.clock.now() : 0
         var slots: [ValueSlot] = []
         slots.reserveCapacity(index.count)
         index.forEachSlot { slot in slots.append(slot) }
         ValueSlot.sortInFileOrder(&slots)
-        try mirror.withUnsafeBytes { bytes in
-            for slot in slots {
-                guard let range = liveValueRange(slot, now: now) else { continue }
-                try body(
-                    UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange]),
-                    UnsafeRawBufferPointer(rebasing: bytes[range]))
-            }
+        var ranges: [(key: Range<Int>, payload: Range<Int>)] = []
+        ranges.reserveCapacity(slots.count)
+        for slot in slots {
+            if let range = liveValueRange(slot, now: now) { ranges.append((slot.keyRange, range)) }
         }
+        return LiveEntries(mirror: mirror, ranges: ranges)
     }
 
     /// A snapshot of the file-level state.
@@ -173,5 +171,24 @@ extension StoreCore {
         guard let slot = slot(forKey: key) else { return nil }
         guard expiryEnabled else { return slot.valueRange }
         return liveValueRange(slot, now: configuration.clock.now())
+    }
+}
+
+/// The live entries of a store at one moment: see ``StoreCore/liveEntries()``.
+struct LiveEntries: Sendable {
+    /// The plain text the ranges index.
+    let mirror: [UInt8]
+    /// Each live entry's key bytes and payload bytes in ``mirror``.
+    let ranges: [(key: Range<Int>, payload: Range<Int>)]
+
+    /// Calls `body` with every entry's key and payload bytes; both are valid only during the call.
+    func forEach(
+        _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) throws -> Void
+    ) rethrows {
+        try mirror.withUnsafeBytes { bytes in
+            for (key, payload) in ranges {
+                try body(UnsafeRawBufferPointer(rebasing: bytes[key]), UnsafeRawBufferPointer(rebasing: bytes[payload]))
+            }
+        }
     }
 }

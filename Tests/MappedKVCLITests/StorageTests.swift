@@ -85,6 +85,45 @@ struct StorageTests {
         }
     }
 
+    @Test("an open waiting for the lock while the files are deleted opens the new files by name")
+    func openWaitingDuringRemovalRetries() throws {
+        try TemporaryDirectory.with { (tmp) throws -> Void in
+            let root = tmp.path("root")
+            try CLI.succeed(["set"] + arguments(root) + ["old", "1"])
+            let holder = try HeldStore(arguments(root) + ["--exclusive"])
+            defer { holder.release() }
+            let opened = Mutex<Result<MappedKV, MappedKVError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                let result = Result { () throws(MappedKVError) in
+                    try MappedKV(id: "s", directory: root, configuration: Configuration(isMultiProcess: true))
+                }
+                opened.withLock { $0 = result }
+                done.signal()
+            }.start()
+            // Wait until the open is blocked on the child's lock on the old files (a waiting
+            // flock shows in /proc/locks as "->" with this process's ID), then delete them.
+            let deadline = Date().addingTimeInterval(30)
+            while !isWaitingForFlock(), Date() < deadline { usleep(1_000) }
+            #expect(isWaitingForFlock(), "the open never waited for the lock")
+            try FileManager.default.removeItem(atPath: root + "/s")
+            try FileManager.default.removeItem(atPath: root + "/s.crc")
+            #expect(holder.release() == 0)
+            done.wait()
+            let store = try #require(try opened.withLock { $0 }?.get())
+            #expect(try store.allKeys == [], "it opened the new, empty store, not the deleted one")
+            try store.set("yes", forKey: "new")
+            #expect(try CLI.succeed(["get"] + arguments(root) + ["--type", "string", "new"]).stdout == "yes\n")
+        }
+    }
+
+    /// Whether a thread of this process is blocked waiting for a `flock`.
+    private func isWaitingForFlock() -> Bool {
+        let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+        let pid = " \(getpid()) "
+        return locks.split(separator: "\n").contains { $0.contains("->") && $0.contains("FLOCK") && $0.contains(pid) }
+    }
+
     // MARK: Exists, valid, list
 
     @Test("storeExists, isStoreValid and stores(in:) read the files without opening them")

@@ -267,6 +267,34 @@ struct StorageTests {
         }
     }
 
+    @Test("an encrypted backup restores without its key (checked by CRC) or with it; a journal is refused")
+    func encryptedAndJournaledBackups() throws {
+        try TemporaryDirectory.with { (tmp) throws -> Void in
+            let root = tmp.path("root")
+            let backup = tmp.path("backup")
+            let key = CryptKey(Array("k".utf8))!
+            let store = try open(root, multiProcess: false, key: key)
+            try store.set("backed up", forKey: "v")
+            store.close()
+            try MappedKV.backupStore(id: "s", directory: root, to: backup)
+            try open(root, multiProcess: false, key: key).set("later", forKey: "v")
+            try MappedKV.restoreStore(id: "s", directory: root, from: backup)
+            #expect(try open(root, multiProcess: false, key: key).string(forKey: "v") == "backed up")
+            #expect(throws: MappedKVError.self) {
+                try MappedKV.restoreStore(id: "s", directory: root, from: backup, cryptKey: CryptKey(Array("x".utf8))!)
+            }
+            try MappedKV.restoreStore(id: "s", directory: root, from: backup, cryptKey: key)
+            try Data([1]).write(to: URL(fileURLWithPath: backup + "/s.writeback"))
+            #expect {
+                try MappedKV.restoreStore(id: "s", directory: root, from: backup, cryptKey: key)
+            } throws: { error in
+                guard case MappedKVError.backupFailed(_, let reason) = error else { return false }
+                return reason.contains("interrupted write-back")
+            }
+            #expect(try open(root, multiProcess: false, key: key).string(forKey: "v") == "backed up")
+        }
+    }
+
     @Test("backupAllStores and restoreAllStores cover every store, hashed IDs and encrypted ones included")
     func allStores() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in

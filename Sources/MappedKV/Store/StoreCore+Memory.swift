@@ -22,8 +22,7 @@ extension StoreCore {
         let before = observed
         if isMultiProcess { _ = try takeLock(files, .shared) }
         defer { if isMultiProcess { releaseLock(.shared) } }
-        try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))
-        isMemoryReleased = false
+        try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))  // adopt clears the flag
         if isMultiProcess && observed != before {
             pendingChanges.append(ExternalChange(storeID: location.id, kind: .reloaded, sequence: meta.sequence))
             signal.pending.store(true, ordering: .relaxed)

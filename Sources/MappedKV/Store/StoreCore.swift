@@ -148,6 +148,7 @@ final class StoreCore {
         cipher = state.region.cipher
         expiryEnabled = state.region.expiryEnabled
         observed = state.stamp
+        isMemoryReleased = false
         if let report = state.recovery { recoveryReport = report }
         if state.needsRewrite { try writeRecovery(files) }
     }

@@ -75,3 +75,8 @@ extension Double: PackedVectorElement {
         self = Double(bitPattern: try cursor.readLittleEndian(UInt64.self))
     }
 }
+
+extension Bool: PackedVectorElement {
+    /// MMKV writes one byte per element; any non-zero varint reads as true.
+    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try cursor.readVarint64() != 0 }
+}

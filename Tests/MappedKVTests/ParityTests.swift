@@ -130,6 +130,7 @@ import Testing
         try store.set([Float(1.5), -0.25], forKey: "f")
         try store.set([Double.pi, -1e300], forKey: "d")
         try store.set([Int32](), forKey: "empty")
+        try store.set([true, false, true], forKey: "b")
         store.close()
         let reopened = try open(dir)
         #expect(try reopened.value(forKey: "i64", as: [Int64].self) == [Int64.min, 0, Int64.max])
@@ -137,6 +138,8 @@ import Testing
         #expect(try reopened.value(forKey: "f", as: [Float].self) == [1.5, -0.25])
         #expect(try reopened.value(forKey: "d", as: [Double].self) == [Double.pi, -1e300])
         #expect(try reopened.value(forKey: "empty", as: [Int32].self) == [])
+        #expect(try reopened.value(forKey: "b", as: [Bool].self) == [true, false, true])
+        #expect([true, false].payloadBytes == [0x02, 0x01, 0x00])
         // A double vector cut inside an element does not decode.
         #expect(throws: FormatError.self) { try [Double](payload: [0x08, 0, 0, 0]) }
     }

@@ -36,7 +36,8 @@ extension MappedKV {
     /// lock. Processes that have it open reload the restored state at their next access; if this
     /// process has it open, its instance does so at once and the copy must decode with the key it
     /// was opened with (`cryptKey` is then not used). Otherwise `cryptKey`, if given, is the key
-    /// the copy is checked with; a store that does not exist yet is created.
+    /// the copy is checked with; a store that does not exist yet is created. Do not call it from
+    /// inside ``withExclusiveLock(_:)``.
     public static func restoreStore(
         id: String, directory: String, from backupDirectory: String, cryptKey: CryptKey? = nil
     ) throws(MappedKVError) {

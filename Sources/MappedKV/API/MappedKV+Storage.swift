@@ -17,7 +17,8 @@ extension MappedKV {
     /// at their next access (they do not crash or fault), then deletes them. Such a process keeps
     /// working on the deleted files until it closes the store, and what it writes meanwhile is
     /// lost; opening the ID again creates a new store. Quarantine copies (`<id>.corrupt-*`) are
-    /// separate stores and are left alone.
+    /// separate stores and are left alone. It waits for the lock while another process holds
+    /// it; no store can be opened or closed in this process meanwhile.
     ///
     /// ```swift
     /// let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kv").path

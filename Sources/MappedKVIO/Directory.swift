@@ -24,4 +24,35 @@ public enum Directory {
         var info = stat()
         return stat(path, &info) == 0
     }
+
+    /// The names in the directory at `path` (not `.` or `..`), in no particular order.
+    public static func entries(_ path: String) throws(SystemError) -> [String] {
+        guard let stream = opendir(path) else { throw SystemError("opendir", path: path, errno: Glibc.errno) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Whether `path` names a regular file (symbolic links followed).
+    public static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Whether `path` names a directory (symbolic links followed).
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Renames `source` to `destination`, replacing it atomically if it exists (`rename(2)`).
+    public static func rename(_ source: String, to destination: String) throws(SystemError) {
+        _ = try syscall("rename", path: source) { Glibc.rename(source, destination) }
+    }
 }

@@ -34,11 +34,20 @@ public struct Configuration: Sendable {
     /// Decides what happens when a load finds damage; nil uses ``RecoveryDecision/default(for:)``
     /// (recover from CRC and length damage after copying the files aside; fail otherwise).
     public var recoveryHandler: RecoveryHandler?
+    /// Skip a set whose value equals the stored one, writing nothing (MMKV's
+    /// `enableCompareBeforeSet`). The comparison is of payload bytes, made under the write lock.
+    /// It does not apply while key expiry is on: a set then also renews the expiry time.
+    public var comparesBeforeSet: Bool
+    /// Turn key expiry on at open with this default lifetime (`.zero`: forever), as MMKV's
+    /// `enableAutoKeyExpire` right after opening; nil leaves the store's setting as it is.
+    /// A read-only open only takes the default lifetime, if the store has expiry on.
+    public var keyExpiry: Duration?
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file.
     public init(
         isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
-        cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil
+        cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
+        comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil
     ) {
         self.isReadOnly = isReadOnly
         self.isMultiProcess = isMultiProcess
@@ -46,5 +55,7 @@ public struct Configuration: Sendable {
         self.cryptKey = cryptKey
         self.clock = clock
         self.recoveryHandler = recoveryHandler
+        self.comparesBeforeSet = comparesBeforeSet
+        self.keyExpiry = keyExpiry
     }
 }

@@ -49,6 +49,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
         self.location = location
         self.configuration = configuration
         self.shared = try StoreRegistry.open(location, configuration: configuration, logger: logger)
+        if let keyExpiry = configuration.keyExpiry { try applyKeyExpiryAtOpen(keyExpiry) }
     }
 
     deinit {

@@ -76,6 +76,11 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     case modeConflict(id: String, reason: String)
     /// A system call failed.
     case system(SystemError)
+    // Storage-level operations (MappedKV+Storage.swift, MappedKV+Backup.swift).
+    /// A storage-level operation (remove, restore) was asked for a store this process has open.
+    case storeInUse(id: String, operation: String)
+    /// A backup or restore could not use the files it was given.
+    case backupFailed(id: String, reason: String)
 
     public var description: String {
         switch self {
@@ -109,6 +114,9 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupported(let what): "unsupported: \(what)"
         case .modeConflict(let id, let detail): "store '\(id)' cannot be opened in this mode: \(detail)"
         case .system(let error): error.description
+        case .storeInUse(let id, let operation):
+            "store '\(id)' is open in this process; close every handle on it before \(operation)"
+        case .backupFailed(let id, let reason): "backup of store '\(id)': \(reason); nothing was changed"
         }
     }
 }

@@ -183,6 +183,22 @@ enum StoreRegistry {
         }
     }
 
+    /// Runs `body` while no store can be opened or closed in this process, with this process's
+    /// instance of `location`'s files, or nil if no handle has them open.
+    ///
+    /// Storage-level operations (remove, backup, restore) use it so that what they found open,
+    /// or not, stays true until they finish. `body` must not open or close a store.
+    static func withInstance<R>(
+        of location: StoreLocation, _ body: (SharedStore?) throws(MappedKVError) -> R
+    ) throws(MappedKVError) -> R {
+        try entries.withLock { (entries) throws(MappedKVError) -> R in
+            guard let identity = FileIdentity(path: location.dataPath), let entry = entries[identity],
+                entry.store.core.withLock({ core in core.isShareable })
+            else { return try body(nil) }
+            return try body(entry.store)
+        }
+    }
+
     /// Gives back one handle; the last one closes the files.
     static func release(_ store: SharedStore) {
         let last = entries.withLock { entries -> Bool in

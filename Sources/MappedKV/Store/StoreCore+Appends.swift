@@ -47,6 +47,7 @@ extension StoreCore {
             if duration != nil && !expiryEnabled {
                 throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
             }
+            if configuration.comparesBeforeSet && !expiryEnabled && storedValueEquals(payload, forKey: key) { return }
             let keyLength = key.utf8.count
             let valueLength = payload.count + suffixLength
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
@@ -112,7 +113,7 @@ extension StoreCore {
 
     /// Writes `mirror[start...]` to the file (encrypted by continuing the stream, for an encrypted
     /// store) and updates the CRC and size in the meta (two 4-byte stores).
-    private func commitAppend(_ files: StoreFiles, from start: Int) {
+    func commitAppend(_ files: StoreFiles, from start: Int) {
         mirror.withUnsafeBytes { bytes in
             let stored = files.writeRegion(
                 UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)

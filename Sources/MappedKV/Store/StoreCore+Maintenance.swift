@@ -5,17 +5,19 @@ import MappedKVFormat
 // whole-file change through the write-back journal (``StoreCore/commit(_:_:staleEnd:sync:)``)
 // that increments the sequence, so other processes reload rather than decode a tail.
 extension StoreCore {
-    /// Empties the store: the file returns to its expected capacity and the sequence increments.
-    func clearAll() throws(MappedKVError) {
+    /// Empties the store: the file returns to its expected capacity (or, `keepingSpace`, keeps
+    /// its size, as MMKV's `clearAll(keepSpace: true)`) and the sequence increments.
+    func clearAll(keepingSpace: Bool = false) throws(MappedKVError) {
         try writing { (files) throws(MappedKVError) in
-            let isClear = files.dataFileSize == expectedCapacity && mirror.isEmpty && index.isEmpty
+            let size = keepingSpace ? max(files.dataFileSize, expectedCapacity) : expectedCapacity
+            let isClear = files.dataFileSize == size && mirror.isEmpty && index.isEmpty
             guard !isClear || needsRandomIV else { return }
             let newCipher = freshCipher()
             var newMeta = meta
             _ = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
             // Unlike MMKV, the old records do not stay readable in the first page: the commit zeroes them.
             let journal = WriteBackJournal(
-                base: files.metaStamp(), fileSize: UInt64(expectedCapacity), meta: newMeta, region: [])
+                base: files.metaStamp(), fileSize: UInt64(size), meta: newMeta, region: [])
             try commit(files, journal, staleEnd: mirror.count, sync: true)
             meta = newMeta
             if let newCipher { cipher = newCipher.stream }

@@ -26,6 +26,7 @@ extension StoreCore {
     @inline(__always)
     func prepareRead() throws(MappedKVError) {
         guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
+        if isMemoryReleased { return try reloadReleasedMemory(files) }
         guard isMultiProcess, files.metaStamp() != observed else { return }
         try catchUpUnderSharedLock(files)
     }
@@ -40,6 +41,7 @@ extension StoreCore {
     /// Runs a write under the exclusive lock, after catching up with other processes' writes.
     func writing<R>(_ body: (StoreFiles) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
         let files = try writableFiles()
+        if isMemoryReleased { try reloadReleasedMemory(files) }
         guard isMultiProcess else { return try body(files) }
         let changed = try takeLock(files, .exclusive)
         defer { releaseLock(.exclusive) }
@@ -141,7 +143,7 @@ extension StoreCore {
 
     /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an
     /// interrupted write must be repaired or damage handled first.
-    private func reload(_ files: StoreFiles, key: CryptKey?, policy: StoreLoader.DamagePolicy) throws(MappedKVError) {
+    func reload(_ files: StoreFiles, key: CryptKey?, policy: StoreLoader.DamagePolicy) throws(MappedKVError) {
         let access: StoreLoader.Access =
             configuration.isReadOnly
             ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)

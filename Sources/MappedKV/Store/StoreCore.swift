@@ -91,6 +91,8 @@ final class StoreCore {
     var pendingChanges: [ExternalChange] = []
     /// What the last load that found damage did about it.
     var recoveryReport: RecoveryReport?
+    /// Whether ``releaseMemory()`` dropped the mirror and index; the next access reloads them.
+    var isMemoryReleased = false
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.
@@ -146,6 +148,7 @@ final class StoreCore {
         cipher = state.region.cipher
         expiryEnabled = state.region.expiryEnabled
         observed = state.stamp
+        isMemoryReleased = false
         if let report = state.recovery { recoveryReport = report }
         if state.needsRewrite { try writeRecovery(files) }
     }

@@ -51,6 +51,20 @@ final class StoreFiles {
     /// so that a store cannot be written in single-process mode while anyone else has it open.
     static func open(_ location: StoreLocation, readOnly: Bool, multiProcess: Bool) throws(MappedKVError) -> StoreFiles
     {
+        // A store removed (`MappedKV.removeStore`) while this open waited for its lock leaves the
+        // open holding deleted files: it starts again by name, so it never writes to files no
+        // other opener can find.
+        for _ in 0..<8 {
+            if let files = try openOnce(location, readOnly: readOnly, multiProcess: multiProcess) { return files }
+        }
+        throw .closed("store '\(location.id)' was removed again and again while it was being opened")
+    }
+
+    /// One attempt of ``open(_:readOnly:multiProcess:)``: nil if the files were deleted while it
+    /// waited for the lock.
+    private static func openOnce(
+        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool
+    ) throws(MappedKVError) -> StoreFiles? {
         let dataExists = Directory.fileExists(location.dataPath)
         let metaExists = Directory.fileExists(location.metaPath)
         if readOnly {
@@ -73,6 +87,13 @@ final class StoreFiles {
         do {
             let lock = FileLock(metaFile)
             try lock.lock(readOnly ? .shared : .exclusive)
+            let metaLinks = try metaFile.linkCount()
+            let dataLinks = try dataFile.linkCount()
+            if metaLinks == 0 || dataLinks == 0 {
+                dataFile.close()
+                metaFile.close()
+                return nil
+            }
             let modeKind: LockKind = multiProcess || readOnly ? .shared : .exclusive
             if try takeModeLock(metaFile, kind: modeKind) {
                 let data = try MappedRegion(file: dataFile, length: try dataFile.size(), writable: !readOnly)
@@ -122,7 +143,7 @@ final class StoreFiles {
     /// A child forked by this process holds copies of its descriptors until it calls `exec`, and
     /// with them the locks of descriptors this process has since closed; such a conflict is gone
     /// within milliseconds. A store really open in another mode stays locked and is reported.
-    private static func takeModeLock(_ metaFile: FileDescriptor, kind: LockKind) throws(SystemError) -> Bool {
+    static func takeModeLock(_ metaFile: FileDescriptor, kind: LockKind) throws(SystemError) -> Bool {
         var delay: UInt32 = 500
         for _ in 0..<10 {
             if try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: kind) { return true }

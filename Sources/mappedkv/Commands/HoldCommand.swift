@@ -11,7 +11,8 @@ struct HoldCommand: ParsableCommand {
             Prints "ready" once the store is open (and, with --exclusive, locked). With --exclusive \
             no other process can read or write the store until then: use it to pause writers while \
             copying the files. With --set-on-release KEY VALUE, the string VALUE is stored under KEY \
-            just before the lock is released.
+            just before the lock is released. With --print-keys-on-release, the store's keys are \
+            printed (comma-separated, after "keys: ") once standard input closes, before that set.
             """)
 
     @OptionGroup var store: StoreOptions
@@ -21,6 +22,8 @@ struct HoldCommand: ParsableCommand {
     var setOnRelease: [String] = []
     @Flag(name: .long, help: "Open read-only.")
     var readOnly = false
+    @Flag(name: .long, help: "Print the store's keys once standard input closes.")
+    var printKeysOnRelease = false
 
     func validate() throws {
         if exclusive && !store.multiProcess { throw ValidationError("--exclusive needs --multi-process") }
@@ -33,6 +36,10 @@ struct HoldCommand: ParsableCommand {
         let kv = try reportingErrors { try store.open(readOnly: readOnly) }
         defer { kv.close() }
         let release = setOnRelease
+        let printsKeys = printKeysOnRelease
+        let printKeys = { (keys: [String]) in
+            if printsKeys { FileHandle.standardOutput.write(Data("keys: \(keys.joined(separator: ","))\n".utf8)) }
+        }
         let wait = {
             FileHandle.standardOutput.write(Data("ready\n".utf8))
             _ = FileHandle.standardInput.readDataToEndOfFile()
@@ -41,10 +48,12 @@ struct HoldCommand: ParsableCommand {
             if exclusive {
                 try kv.withExclusiveLock { transaction in
                     wait()
+                    printKeys(try transaction.allKeys)
                     if release.count == 2 { try transaction.set(release[1], forKey: release[0]) }
                 }
             } else {
                 wait()
+                printKeys(try kv.allKeys)
                 if release.count == 2 { try kv.set(release[1], forKey: release[0]) }
             }
         }

@@ -4,7 +4,7 @@ import MappedKV
 /// `mappedkv remove`: removes keys.
 struct RemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "remove", abstract: "Remove each KEY; absent keys are not an error.")
+        commandName: "remove", abstract: "Remove every KEY in one write; absent keys are not an error.")
 
     @OptionGroup var store: StoreOptions
     @Argument(help: "The keys.") var keys: [String]
@@ -12,6 +12,6 @@ struct RemoveCommand: ParsableCommand {
     func run() throws {
         let kv = try reportingErrors { try store.open(readOnly: false) }
         defer { kv.close() }
-        for key in keys { try reportingErrors { try kv.removeValue(forKey: key) } }
+        try reportingErrors { try kv.removeValues(forKeys: keys) }
     }
 }

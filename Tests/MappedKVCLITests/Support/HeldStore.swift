@@ -31,10 +31,14 @@ final class HeldStore {
         }
     }
 
+    /// What the child printed after "ready" (complete once ``release()`` returned).
+    private(set) var laterOutput = ""
+
     /// Closes the child's standard input and waits for it to exit; returns its exit status.
     @discardableResult
     func release() -> Int32 {
         try? input.fileHandleForWriting.close()
+        laterOutput = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         scratch.remove()
         return process.terminationStatus

@@ -1,0 +1,31 @@
+import MappedKVFormat
+
+// Releasing an idle store's memory (MMKV's `clearMemoryCache`): the mirror and the index are
+// dropped and the files stay open and mapped. The invariant: while ``StoreCore/isMemoryReleased``
+// is set, nothing reads ``StoreCore/mirror`` or ``StoreCore/index``; every read and write goes
+// through `prepareRead` or `writing`, which reload them from the files first.
+extension StoreCore {
+    /// Drops the in-memory copy of the region and the key index; the next access reloads them.
+    func releaseMemory() throws(MappedKVError) {
+        try openFiles()
+        mirror = []
+        index = KeyIndex()
+        scratch = []
+        recordCount = 0
+        isMemoryReleased = true
+        logger.debug("released the store's memory", metadata: ["id": "\(location.id)"])
+    }
+
+    /// Loads the mirror and index again after ``releaseMemory()`` (under the shared lock in
+    /// multi-process mode); a change by another process meanwhile is reported as a reload.
+    func reloadReleasedMemory(_ files: StoreFiles) throws(MappedKVError) {
+        let before = observed
+        if isMultiProcess { _ = try takeLock(files, .shared) }
+        defer { if isMultiProcess { releaseLock(.shared) } }
+        try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))  // adopt clears the flag
+        if isMultiProcess && observed != before {
+            pendingChanges.append(ExternalChange(storeID: location.id, kind: .reloaded, sequence: meta.sequence))
+            signal.pending.store(true, ordering: .relaxed)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Logging
+import MappedKVFormat
+import MappedKVIO
+
+/// Deletes a store's files while other processes may have it open (docs/FORMAT.md 6.5).
+///
+/// The invariant: a process that has the store open when it is removed sees an empty, sound
+/// store at its next access, never a half-deleted one and never a mapping past the end of a file.
+/// Under the exclusive `flock`, the journal is deleted, the data file is truncated to 0 bytes and
+/// the meta becomes that of an empty store with its sequence incremented (the meta file keeps
+/// its size: other processes map it); then both names are unlinked. Every open instance sees the
+/// sequence change, takes the lock, remaps and loads the empty store. Opens that were waiting
+/// for the lock find their files unlinked and open again by name (``StoreFiles/open(_:readOnly:multiProcess:)``).
+enum StoreRemoval {
+    /// Removes the files of `location`; false if there were none.
+    ///
+    /// The caller makes sure this process does not have the store open.
+    static func remove(_ location: StoreLocation, logger: Logger) throws(MappedKVError) -> Bool {
+        let dataExists = Directory.fileExists(location.dataPath)
+        let journalExists = Directory.fileExists(location.journalPath)
+        guard let held = try DetachedStoreLock.take(location, kind: .exclusive, writable: true) else {
+            // No meta file, so no MappedKV or MMKV instance can hold the store open.
+            guard dataExists || journalExists else { return false }
+            try unlink(location.journalPath)
+            try unlink(location.dataPath)
+            logger.debug("removed store files", metadata: ["id": "\(location.id)", "metaFile": "absent"])
+            return true
+        }
+        let old = try held.currentMeta()
+        try unlink(location.journalPath)
+        if Directory.fileExists(location.dataPath) {
+            try systemCall { () throws(SystemError) in
+                let data = try FileDescriptor.open(location.dataPath, access: .readWriteCreate)
+                defer { data.close() }
+                try data.truncate(to: 0)
+            }
+        }
+        var empty = MetaInfo()
+        empty.version = .flag
+        empty.sequence = old.sequence &+ 1
+        let bytes = empty.serialized
+        try systemCall { () throws(SystemError) in
+            try bytes.withRawBytes { (raw) throws(SystemError) in try held.metaFile.write(raw, at: 0) }
+        }
+        try unlink(location.dataPath)
+        try unlink(location.metaPath)
+        logger.debug(
+            "removed store files", metadata: ["id": "\(location.id)", "sequence": "\(empty.sequence)"])
+        return true
+    }
+
+    private static func unlink(_ path: String) throws(MappedKVError) {
+        try systemCall { () throws(SystemError) in try FileDescriptor.remove(path) }
+    }
+}

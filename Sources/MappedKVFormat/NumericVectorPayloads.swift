@@ -23,60 +23,68 @@ extension PackedVectorElement {
         bytes.append(contentsOf: packed)
     }
 
-    /// Reads `varint(total)`, then elements until `total` bytes are used (or the payload ends
-    /// first, for MMKV's reader tolerance). An element cut short is an error.
+    /// Reads `varint(total)` and then elements until the payload ends, strictly: the total must equal
+    /// the bytes after it, which must be whole elements, each a valid payload of its type (docs/FORMAT.md
+    /// 2.5). MMKV's reader skips the total; on everything MMKV writes the two agree.
     public static func decodeArrayPayload(_ payload: UnsafeRawBufferPointer) throws(FormatError) -> [Self] {
         var cursor = ByteCursor(payload)
         let total = try cursor.readVarint64()
-        let end = cursor.position + Int(min(total, UInt64(cursor.remaining)))
+        guard total == UInt64(cursor.remaining) else {
+            throw .payloadMismatch(
+                expected: "a vector of \(Self.self)",
+                found: "a total of \(total) with \(cursor.remaining) bytes after it")
+        }
         var elements: [Self] = []
-        var inner = ByteCursor(UnsafeRawBufferPointer(rebasing: payload[cursor.position..<end]))
-        while !inner.isAtEnd { elements.append(try Self(reading: &inner)) }
+        while !cursor.isAtEnd { elements.append(try Self(reading: &cursor)) }
         return elements
+    }
+
+    /// Reads one varint element and checks it as a payload of its own: in range, no wider than 64 bits.
+    static func readVarintElement(_ cursor: inout ByteCursor) throws(FormatError) -> Self {
+        let start = cursor.position
+        _ = try cursor.readVarint64()
+        return try Self(payload: UnsafeRawBufferPointer(rebasing: cursor.bytes[start..<cursor.position]))
+    }
+
+    /// Reads one fixed-width element of `width` bytes.
+    static func readFixedElement(_ cursor: inout ByteCursor, width: Int) throws(FormatError) -> Self {
+        try Self(payload: try cursor.readBytes(width))
     }
 }
 
 extension Int32: PackedVectorElement {
-    public init(reading cursor: inout ByteCursor) throws(FormatError) {
-        self = Int32(bitPattern: UInt32(truncatingIfNeeded: try cursor.readVarint64()))
-    }
+    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension UInt32: PackedVectorElement {
-    public init(reading cursor: inout ByteCursor) throws(FormatError) {
-        self = UInt32(truncatingIfNeeded: try cursor.readVarint64())
-    }
+    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension Int64: PackedVectorElement {
-    public init(reading cursor: inout ByteCursor) throws(FormatError) {
-        self = Int64(bitPattern: try cursor.readVarint64())
-    }
+    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension UInt64: PackedVectorElement {
-    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try cursor.readVarint64() }
+    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension Int: PackedVectorElement {
-    public init(reading cursor: inout ByteCursor) throws(FormatError) {
-        self = Int(truncatingIfNeeded: Int64(bitPattern: try cursor.readVarint64()))
-    }
+    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension Float: PackedVectorElement {
     public init(reading cursor: inout ByteCursor) throws(FormatError) {
-        self = Float(bitPattern: try cursor.readLittleEndian(UInt32.self))
+        self = try Self.readFixedElement(&cursor, width: 4)
     }
 }
 
 extension Double: PackedVectorElement {
     public init(reading cursor: inout ByteCursor) throws(FormatError) {
-        self = Double(bitPattern: try cursor.readLittleEndian(UInt64.self))
+        self = try Self.readFixedElement(&cursor, width: 8)
     }
 }
 
 extension Bool: PackedVectorElement {
-    /// MMKV writes one byte per element; any non-zero varint reads as true.
-    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try cursor.readVarint64() != 0 }
+    /// MMKV writes one byte per element, 0 or 1.
+    public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }

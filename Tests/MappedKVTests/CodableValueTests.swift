@@ -146,10 +146,14 @@ import Testing
         #expect(inferred == profile)
         #expect(try store.value(forKey: "absent", as: Profile.self) == nil)
         #expect(try store.value(forKey: "absent", default: profile) == profile)
-        // [Int] has no native payload (only [UInt8] and [String] do), so it is JSON.
+        // [Int] is MMKV's numeric vector (varint(total) + packed varints), not JSON; an array of a
+        // Codable struct has no native payload, so it is JSON.
         try store.set([1, 300] as [Int], forKey: "ints")
-        #expect(try store.payload(forKey: "ints") == Data("[1,300]".utf8).payloadBytes)
+        #expect(try store.payload(forKey: "ints") == [0x03, 0x01, 0xAC, 0x02])
         #expect(try store.value(forKey: "ints", as: [Int].self) == [1, 300])
+        try store.set([profile], forKey: "profiles")
+        #expect(try store.payload(forKey: "profiles") == Data(try sorted.encode([profile])).payloadBytes)
+        #expect(try store.value(forKey: "profiles", as: [Profile].self) == [profile])
         // Optional<Int32> has no native payload either (the check is on the type, not the value),
         // so it is JSON both ways and reads back as it was written.
         try store.set(Int32?.some(7), forKey: "optional")

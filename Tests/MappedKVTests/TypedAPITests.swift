@@ -71,8 +71,9 @@ import Testing
         #expect(throws: MappedKVError.self) { _ = try store.double(forKey: "float") }
         try store.set([UInt8]([0x05, 0xFF]), forKey: "bytes")
         #expect(throws: MappedKVError.self) { _ = try store.string(forKey: "bytes") }
-        try store.set([1, 2] as [Int], forKey: "json")
-        #expect(throws: MappedKVError.self) { _ = try store.value(forKey: "json", as: [String].self) }
+        // A numeric vector `03 01 ac 02` read as a string vector: the byte ac alone is not UTF-8.
+        try store.set([1, 300] as [Int], forKey: "numbers")
+        #expect(throws: MappedKVError.self) { _ = try store.value(forKey: "numbers", as: [String].self) }
     }
 
     @Test func byteExactKeys() throws {

@@ -97,14 +97,16 @@ enum StoreLoader {
             return .loaded(LoadedState(region: region, stamp: files.metaStamp()))
         case .damaged(let finding):
             if access == .shared { return .needsExclusiveLock }
-            return .loaded(try recover(finding, files: files, access: access, policy: policy, logger: logger))
+            return .loaded(
+                try recover(finding, files: files, key: key, access: access, policy: policy, logger: logger))
         }
     }
 
     /// Puts damage to `policy`: throws for `.fail`; otherwise copies the files aside (when
     /// writable) and returns the kept or blank state, which a writer must write back.
     private static func recover(
-        _ finding: DamageFinding, files: StoreFiles, access: Access, policy: DamagePolicy, logger: Logger
+        _ finding: DamageFinding, files: StoreFiles, key: CryptKey?, access: Access, policy: DamagePolicy,
+        logger: Logger
     ) throws(MappedKVError) -> LoadedState {
         let id = files.location.id
         let event = finding.event(storeID: id, isReadOnly: access == .readOnly)
@@ -115,7 +117,12 @@ enum StoreLoader {
         case .consult(let handler): decision = handler?(event) ?? .default(for: event)
         }
         guard decision != .fail else {
-            if finding.kind == .wrongKeySuspected { throw .wrongCryptKey(id: id, reason: finding.reason) }
+            // With a key, records that do not decode mean the key is wrong. Without one, a first record
+            // that does not decode may be an encrypted store or a damaged plain one: damage, whose
+            // reason names both.
+            if finding.kind == .wrongKeySuspected && key != nil {
+                throw .wrongCryptKey(id: id, reason: finding.reason)
+            }
             throw .corrupted(id: id, reason: finding.reason)
         }
         var quarantined: [String] = []

@@ -27,8 +27,10 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // CRC-32 by carry-less multiplication folding, bit-identical to zlib's crc32.
+        .target(name: "CCRC32"),
         // Layer 1: the file format. Pure: no I/O.
-        .target(name: "MappedKVFormat", dependencies: ["CZlib"]),
+        .target(name: "MappedKVFormat", dependencies: ["CCRC32", "CZlib"]),
         // Layer 2: cryptography through libcrypto.
         .target(name: "MappedKVCrypto", dependencies: ["CLibCrypto"]),
         // Layer 3: files, mappings and locks.
@@ -67,13 +69,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat"]),
+        .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat", "CCRC32", "CZlib"]),
         .testTarget(name: "MappedKVCryptoTests", dependencies: ["MappedKVCrypto", "MappedKVFormat"]),
         .testTarget(name: "MappedKVIOTests", dependencies: ["MappedKVIO"]),
         .testTarget(
             name: "MappedKVCacheTests",
             dependencies: ["MappedKVCache", "MappedKV", "MappedKVCrypto", "MappedKVFormat", "MappedKVIO"]),
-        .testTarget(name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO"]),
+        .testTarget(
+            name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO"]),
         .testTarget(
             name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
     ]

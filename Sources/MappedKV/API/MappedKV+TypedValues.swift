@@ -34,10 +34,19 @@ extension MappedKV {
     ///
     /// - Throws: ``MappedKVError/valueDecodingFailed(key:type:reason:)`` if the value is not a
     ///   bytes value.
-    public func withBytes<R: Sendable>(
-        forKey key: String, _ body: (UnsafeRawBufferPointer) -> R
-    ) throws(MappedKVError) -> R? {
-        try withCore { (core) throws(MappedKVError) -> R? in try core.withBytes(forKey: key, body) }
+    @inlinable
+    public func withBytes<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(MappedKVError) -> R? {
+        // Inlined into the caller, where R is known; the store is entered through one non-generic
+        // function, so no generic metadata is looked up per call.
+        var result: R?
+        try lendBytes(forKey: key) { result = body($0) }
+        return result
+    }
+
+    /// Calls `body` with the bytes value of `key` in place if the key is present.
+    @usableFromInline
+    func lendBytes(forKey key: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(MappedKVError) {
+        _ = try withCore { (core) throws(MappedKVError) -> Bool in try core.withBytes(forKey: key, body) != nil }
     }
     /// Stores a bytes value under `key` (specialized here, like the getters).
     public func set(_ bytes: [UInt8], forKey key: String) throws(MappedKVError) {

@@ -30,8 +30,8 @@ struct AccessTimeLog: Sendable {
 
     mutating func forgetAll() { log = [] }
 
-    /// Records an access; returns the times to write now, if the interval has passed or the log is full.
-    mutating func note(_ key: String, at now: UInt64, interval: UInt64) -> [String: UInt64]? {
+    /// Records an access; returns the accesses to write now, if the interval has passed or the log is full.
+    mutating func note(_ key: String, at now: UInt64, interval: UInt64) -> [(key: String, time: UInt64)]? {
         log.append((key, now))
         let (due, overflow) = lastFlush.addingReportingOverflow(interval)
         // An interval past the end of time: written only when full, on trim or on close.
@@ -39,11 +39,12 @@ struct AccessTimeLog: Sendable {
         return takeAll(now: now)
     }
 
-    /// Every pending time, which are no longer pending.
-    mutating func takeAll(now: UInt64) -> [String: UInt64] {
+    /// Every pending access, in order (a key may repeat; the latest time wins), which are no longer
+    /// pending. Not coalesced here: a batch may repeat a key, and whoever reads it keeps the latest.
+    mutating func takeAll(now: UInt64) -> [(key: String, time: UInt64)] {
         lastFlush = now
         defer { log = [] }
-        return pending
+        return log
     }
 }
 
@@ -66,7 +67,7 @@ extension DiskCache {
 
     /// Writes `due` as one batch record (`t:<random>`): one manifest write per flush, however many
     /// keys were read. Every ``batchLimit`` batches, the batches are merged into one.
-    private func write(accessTimes due: [String: UInt64]) throws(CacheError) {
+    private func write(accessTimes due: [(key: String, time: UInt64)]) throws(CacheError) {
         guard !due.isEmpty else { return }
         let batch = AccessTimeBatch.encode(due)
         try exclusively { transaction in
@@ -95,15 +96,16 @@ extension DiskCache {
         for key in batchKeys { try transaction.removeValue(forKey: key) }
         let kept = latest.filter { live.contains($0.key) }
         if !kept.isEmpty {
-            try transaction.set(AccessTimeBatch.encode(kept), forKey: AccessTimeBatch.key(FileNames.random()))
+            let merged = kept.map { (key: $0.key, time: $0.value) }
+            try transaction.set(AccessTimeBatch.encode(merged), forKey: AccessTimeBatch.key(FileNames.random()))
         }
         try transaction.set(UInt64(kept.isEmpty ? 0 : 1), forKey: AccessTimeBatch.countKey)
     }
 }
 
 /// Access times written as batches: the payload of `t:<32 hex>` is a sequence of
-/// `varint(key length) key varint(milliseconds since 1970)`; `c:batches` counts the batches
-/// written since the last merge.
+/// `varint(key length) key varint(milliseconds since 1970)`, in which a key may repeat (the latest
+/// time wins); `c:batches` counts the batches written since the last merge.
 enum AccessTimeBatch {
     static let prefix = "t:"
     static let countKey = "c:batches"
@@ -112,7 +114,7 @@ enum AccessTimeBatch {
 
     static func key(_ name: String) -> String { prefix + name }
 
-    static func encode(_ times: [String: UInt64]) -> [UInt8] {
+    static func encode(_ times: [(key: String, time: UInt64)]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(times.count * 20)
         for (key, time) in times {

@@ -57,24 +57,35 @@ struct ValueSlot: Equatable {
 
 extension ValueSlot {
     /// Sorts `slots` by where their values start, in linear time: a least-significant-digit radix
-    /// sort on the 32-bit offset, two passes of 16 bits (offsets are distinct, so stability only
-    /// keeps the passes correct).
+    /// sort of 8-byte keys (the 32-bit offset above the slot's index), three passes of 11 bits whose
+    /// counters stay in the first-level cache; the slots themselves move once, at the end.
     static func sortInFileOrder(_ slots: inout [ValueSlot]) {
         guard slots.count > 64 else {
             slots.sort { $0.valueStart < $1.valueStart }
             return
         }
-        var scratch = slots
-        for shift in [UInt32(0), 16] {
-            var starts = [Int](repeating: 0, count: (1 << 16) + 1)
-            for slot in slots { starts[Int((slot.valueStart >> shift) & 0xFFFF) + 1] += 1 }
-            for digit in 1..<starts.count { starts[digit] += starts[digit - 1] }
-            for slot in slots {
-                let digit = Int((slot.valueStart >> shift) & 0xFFFF)
-                scratch[starts[digit]] = slot
-                starts[digit] += 1
+        var keys = slots.indices.map { UInt64(slots[$0].valueStart) << 32 | UInt64($0) }
+        var scratch = [UInt64](repeating: 0, count: keys.count)
+        var counts = [Int](repeating: 0, count: 1 << 11)
+        for shift: UInt64 in [32, 43, 54] {
+            for digit in counts.indices { counts[digit] = 0 }
+            for key in keys { counts[Int(truncatingIfNeeded: (key >> shift) & 0x7FF)] += 1 }
+            var start = 0
+            for digit in counts.indices {
+                let count = counts[digit]
+                counts[digit] = start
+                start += count
             }
-            swap(&slots, &scratch)
+            for key in keys {
+                let digit = Int(truncatingIfNeeded: (key >> shift) & 0x7FF)
+                scratch[counts[digit]] = key
+                counts[digit] += 1
+            }
+            swap(&keys, &scratch)
+        }
+        let unsorted = slots
+        for (position, key) in keys.enumerated() {
+            slots[position] = unsorted[Int(truncatingIfNeeded: key & 0xFFFF_FFFF)]
         }
     }
 }

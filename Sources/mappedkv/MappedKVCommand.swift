@@ -1,4 +1,5 @@
 import ArgumentParser
+import MappedKV
 
 /// The `mappedkv` command-line tool.
 @main
@@ -6,6 +7,7 @@ struct MappedKVCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mappedkv",
         abstract: "Read, write and check MMKV-compatible key-value stores.",
+        version: MappedKV.version,
         subcommands: [
             DemoCommand.self, ApplyCommand.self, DumpCommand.self, GetCommand.self, SetCommand.self,
             RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self,

@@ -14,6 +14,7 @@ struct MappedKVCommand: ParsableCommand {
             RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
             CacheCommand.self, StressCommand.self, StressChildCommand.self,
             HoldCommand.self, WatchCommand.self,
+            BackupCommand.self, RestoreCommand.self, RemoveStoreCommand.self, ListStoresCommand.self,
         ]
     )
 }

@@ -42,6 +42,14 @@ struct CacheEntryRecord: Equatable, Sendable {
         return nil
     }
 
+    /// The inline value if it has the recorded size and CRC; nil for a damaged one or a file record.
+    var intactInlineValue: [UInt8]? {
+        guard case .inline(let value) = location, value.count == size,
+            value.withUnsafeBytes({ CRC32.update(0, $0) }) == crc
+        else { return nil }
+        return value
+    }
+
     /// Whether the entry has expired at `now` (milliseconds since 1970).
     func isExpired(at now: UInt64) -> Bool { expiry.map { $0 <= now } ?? false }
 

@@ -216,11 +216,8 @@ public final class DiskCache: Sendable {
     /// The value a record describes, if its bytes are exactly the recorded ones.
     func read(_ record: CacheEntryRecord) -> [UInt8]? {
         switch record.location {
-        case .inline(let value):
-            return value.count == record.size && value.withUnsafeBytes { CRC32.update(0, $0) } == record.crc
-                ? value : nil
-        case .file(let name):
-            return files.read(name, expecting: record)
+        case .inline: return record.intactInlineValue
+        case .file(let name): return files.read(name, expecting: record)
         }
     }
 
@@ -280,9 +277,8 @@ enum ManifestLookup: Sendable {
             return
         }
         switch record.location {
-        case .inline(let value):
-            let intact = value.count == record.size && value.withUnsafeBytes { CRC32.update(0, $0) } == record.crc
-            self = intact ? .inline(record, value: value) : .unusable(raw: Array(raw))
+        case .inline:
+            self = record.intactInlineValue.map { .inline(record, value: $0) } ?? .unusable(raw: Array(raw))
         case .file(let name):
             self = .file(record, name: name, raw: Array(raw))
         }

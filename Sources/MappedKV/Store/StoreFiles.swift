@@ -160,13 +160,20 @@ final class StoreFiles {
     ) throws(MappedKVError) {
         if dataExists && !metaExists {
             let data = try readFile(location.dataPath)
-            // An all-zero data file holds nothing: creating its meta is safe.
-            if data.contains(where: { $0 != 0 }) { throw .corrupted(id: location.id, reason: .metaFileMissing) }
+            // An all-zero data file holds nothing: creating its meta is safe. The existence checks
+            // ran without a lock, so a concurrent creator (data file first, then meta, then the
+            // first write) may have made the meta since: only a meta that is still missing counts.
+            if data.contains(where: { $0 != 0 }) && !Directory.fileExists(location.metaPath) {
+                throw .corrupted(id: location.id, reason: .metaFileMissing)
+            }
         }
         if metaExists && !dataExists {
             let bytes = try readFile(location.metaPath, count: MetaInfo.size)
             if bytes.count >= MetaInfo.size, let meta = try? MetaInfo(parsing: bytes),
-                meta.normalized.holdsActualSize, meta.actualSize > 0
+                meta.normalized.holdsActualSize, meta.actualSize > 0,
+                // A meta that records data was written after its data file was created; a data
+                // file that exists now was created by a concurrent opener after the first check.
+                !Directory.fileExists(location.dataPath)
             {
                 throw .corrupted(id: location.id, reason: .dataFileMissing)
             }

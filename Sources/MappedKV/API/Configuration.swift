@@ -42,12 +42,18 @@ public struct Configuration: Sendable {
     /// `enableAutoKeyExpire` right after opening; nil leaves the store's setting as it is.
     /// A read-only open only takes the default lifetime, if the store has expiry on.
     public var keyExpiry: Duration?
+    /// Create the store's files when neither exists (the default). When false, opening a store
+    /// that does not exist fails with ``MappedKVError/storeNotFound(path:)`` and creates nothing,
+    /// so a mistyped directory or ID is reported instead of starting an empty store.
+    /// A read-only open never creates anything.
+    public var createsIfMissing: Bool
 
-    /// Creates a configuration; the defaults open a plain store read-write with a one-page file.
+    /// Creates a configuration; the defaults open a plain store read-write with a one-page file,
+    /// creating it if it does not exist.
     public init(
         isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
         cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
-        comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil
+        comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true
     ) {
         self.isReadOnly = isReadOnly
         self.isMultiProcess = isMultiProcess
@@ -57,5 +63,6 @@ public struct Configuration: Sendable {
         self.recoveryHandler = recoveryHandler
         self.comparesBeforeSet = comparesBeforeSet
         self.keyExpiry = keyExpiry
+        self.createsIfMissing = createsIfMissing
     }
 }

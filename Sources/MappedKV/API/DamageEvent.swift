@@ -40,8 +40,9 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
     public var keptRecords: Int
     /// Live keys after the kept prefix.
     public var keptKeys: Int
-    /// Bytes the meta says were used past the kept prefix (what is dropped); 0 when the meta's
-    /// own CRC ends the data at the kept prefix.
+    /// The bytes past the kept prefix that are dropped: up to the size the meta claims, or, when
+    /// the meta's own CRC ends the data at the kept prefix (``Basis/currentCRC``), the records
+    /// written after it that were never committed (0 if there are none).
     public var droppedBytes: Int
     /// Records that still decode in the dropped bytes. They cannot be verified, so they are not kept.
     public var droppedRecords: Int
@@ -63,8 +64,9 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
         self.droppedKeys = droppedKeys
     }
 
-    /// Whether recovering this way loses nothing the meta recorded as committed.
-    public var isLossless: Bool { droppedBytes == 0 }
+    /// Whether recovering this way loses nothing the meta recorded as committed: nothing is
+    /// dropped, or only records the meta's CRC shows were never committed.
+    public var isLossless: Bool { droppedBytes == 0 || basis == .currentCRC }
 
     public var description: String {
         var text = "keep \(keptKeys) keys (\(keptRecords) records, \(keptBytes) bytes; \(basis))"

@@ -107,7 +107,8 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
             "store '\(id)' is open read-only: open it without isReadOnly to write"
         case .closed(let reason): reason
         case .storeNotFound(let path):
-            "no store at \(path): check the directory and ID, or open it read-write to create it"
+            "no store at \(path): check the directory and ID; a read-write open with createsIfMissing (the "
+                + "default) creates it"
         case .valueDecodingFailed(let key, let type, let reason):
             "the value of '\(key)' is not a valid \(type) (\(reason)): read it as the type it was written as"
         case .valueEncodingFailed(let key, let reason): "the value for '\(key)' could not be encoded: \(reason)"

@@ -110,7 +110,8 @@ final class StoreCore {
 
         // Returns holding the flock: exclusive for read-write (creation and sizing happen under it), else shared.
         let files = try StoreFiles.open(
-            location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess)
+            location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess,
+            createsIfMissing: configuration.createsIfMissing)
         let access: StoreLoader.Access = configuration.isReadOnly ? .readOnly : .exclusive
         let policy = StoreLoader.DamagePolicy.consult(configuration.recoveryHandler)
         let outcome = try StoreLoader.load(

@@ -49,13 +49,18 @@ final class StoreFiles {
     /// The mode lock is an OFD lock on byte 1 of the meta file, held until the files are closed:
     /// shared for multi-process and read-only instances, exclusive for a single-process writer,
     /// so that a store cannot be written in single-process mode while anyone else has it open.
-    static func open(_ location: StoreLocation, readOnly: Bool, multiProcess: Bool) throws(MappedKVError) -> StoreFiles
-    {
+    static func open(
+        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, createsIfMissing: Bool = true
+    ) throws(MappedKVError) -> StoreFiles {
         // A store removed (`MappedKV.removeStore`) while this open waited for its lock leaves the
         // open holding deleted files: it starts again by name, so it never writes to files no
         // other opener can find.
         for _ in 0..<8 {
-            if let files = try openOnce(location, readOnly: readOnly, multiProcess: multiProcess) { return files }
+            if let files = try openOnce(
+                location, readOnly: readOnly, multiProcess: multiProcess, createsIfMissing: createsIfMissing)
+            {
+                return files
+            }
         }
         throw .closed("store '\(location.id)' was removed again and again while it was being opened")
     }
@@ -63,13 +68,15 @@ final class StoreFiles {
     /// One attempt of ``open(_:readOnly:multiProcess:)``: nil if the files were deleted while it
     /// waited for the lock.
     private static func openOnce(
-        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool
+        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, createsIfMissing: Bool
     ) throws(MappedKVError) -> StoreFiles? {
         let dataExists = Directory.fileExists(location.dataPath)
         let metaExists = Directory.fileExists(location.metaPath)
         if readOnly {
             guard dataExists, metaExists else { throw .storeNotFound(path: location.dataPath) }
         } else if !dataExists || !metaExists {
+            // Neither file: the store does not exist (one file alone is a damaged store).
+            if !createsIfMissing && !dataExists && !metaExists { throw .storeNotFound(path: location.dataPath) }
             try refuseToRecreateHalf(location, dataExists: dataExists, metaExists: metaExists)
             try systemCall { () throws(SystemError) in try Directory.create(location.fileDirectory) }
         }

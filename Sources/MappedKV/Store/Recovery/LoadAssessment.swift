@@ -175,8 +175,10 @@ enum LoadAssessment {
         }
         let proposal = RecoveryProposal(
             basis: basis, keptBytes: keep, keptRecords: kept.recordCount, keptKeys: kept.index.count,
-            // The meta's own CRC ends the data at `keep`: bytes past it were never committed.
-            droppedBytes: basis == .currentCRC ? 0 : max(0, claimedEnd - keep),
+            // The meta's own CRC ends the data at `keep`: the bytes past it were never committed,
+            // and what is dropped is the records written there. Otherwise the meta's size claimed
+            // everything up to `claimedEnd` as committed.
+            droppedBytes: basis == .currentCRC ? dropped.end - keep : max(0, claimedEnd - keep),
             droppedRecords: dropped.count, droppedKeys: dropped.keys)
         return .damaged(DamageFinding(kind: kind, reason: reason, proposal: proposal, kept: kept))
     }

@@ -62,19 +62,22 @@ struct RegionScan {
     }
 
     /// The records that still decode in `plain[start..<end]` (from the holder on if `start` is 0),
-    /// and their distinct keys, sorted: what a recovery keeping `start` bytes drops.
-    func records(in range: Range<Int>) -> (count: Int, keys: [String]) {
+    /// their distinct keys, sorted, and the offset where the last of them ends (`start` if none):
+    /// what a recovery keeping `start` bytes drops.
+    func records(in range: Range<Int>) -> (count: Int, keys: [String], end: Int) {
         let end = min(range.upperBound, plain.count)
-        guard range.lowerBound < end else { return (0, []) }
+        guard range.lowerBound < end else { return (0, [], range.lowerBound) }
         var keys: Set<String> = []
         var count = 0
+        var lastEnd = range.lowerBound
         plain.withUnsafeBytes { bytes in
             let region = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
             _ = RecordDecoder.decode(region, from: range.lowerBound, skipsHolder: range.lowerBound == 0) { record in
                 count += 1
                 keys.insert(String(decoding: region[record.keyRange], as: UTF8.self))
+                lastEnd = record.valueStart + record.valueLength
             }
         }
-        return (count, keys.sorted())
+        return (count, keys.sorted(), lastEnd)
     }
 }

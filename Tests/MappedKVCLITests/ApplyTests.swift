@@ -29,8 +29,8 @@ struct ApplyTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let script = "set-int32 one 1\nset-string two zwei\n\(badLine)\nset-int32 four 4\n"
-            let result = try CLI.fail(["apply"] + CLI.store(root, "s"), stdin: script)
-            #expect(result.status == 1)
+            let result = try CLI.fail(["apply", "--create"] + CLI.store(root, "s"), stdin: script)
+            #expect(result.status == 2)
             #expect(result.stderr.contains("line 3"), "\(result)")
             #expect(result.stderr.contains(mentions), "\(result)")
             #expect(!result.stderr.contains("line 1") && !result.stderr.contains("line 2"))
@@ -48,7 +48,8 @@ struct ApplyTests {
     func blankLinesCount() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            let result = try CLI.fail(["apply"] + CLI.store(root, "s"), stdin: "set-int32 a 1\n\n   \nbogus\n")
+            let result = try CLI.fail(
+                ["apply", "--create"] + CLI.store(root, "s"), stdin: "set-int32 a 1\n\n   \nbogus\n")
             #expect(result.stderr.contains("line 4"), "\(result)")
             #expect(try CLI.dump(root: root, id: "s") == "a\t01\n#count\t1\n")
         }
@@ -58,7 +59,7 @@ struct ApplyTests {
     func emptyScript() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: "")
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: "")
             #expect(try CLI.dump(root: root, id: "s") == "#count\t0\n")
         }
     }
@@ -68,7 +69,7 @@ struct ApplyTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             try CLI.succeed(
-                ["apply"] + CLI.store(root, "s"),
+                ["apply", "--create"] + CLI.store(root, "s"),
                 stdin: "remove nothing\nset-int32 a 1\nremove nothing\nremove a\nremove a\n")
             #expect(try CLI.dump(root: root, id: "s") == "#count\t0\n")
         }
@@ -79,11 +80,11 @@ struct ApplyTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let get = ["get", "--type", "int64"] + CLI.store(root, "s") + ["n"]
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: "incr-int64 n 5\n")
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: "incr-int64 n 5\n")
             #expect(try CLI.succeed(get).stdout == "5\n")
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: "incr-int64 n 10\nincr-int64 n -3\n")
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: "incr-int64 n 10\nincr-int64 n -3\n")
             #expect(try CLI.succeed(get).stdout == "12\n")
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: "incr-int64 m -7\n")
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: "incr-int64 m -7\n")
             #expect(try CLI.succeed(["get", "--type", "int64"] + CLI.store(root, "s") + ["m"]).stdout == "-7\n")
             // varint of 12 is 0c; of -7 (as a 64-bit two's complement varint) f9ffffffffffffffff01.
             #expect(try CLI.dump(root: root, id: "s") == "m\tf9ffffffffffffffff01\nn\t0c\n#count\t2\n")
@@ -95,7 +96,8 @@ struct ApplyTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let result = try CLI.fail(
-                ["apply"] + CLI.store(root, "s"), stdin: "set-int64 n 9223372036854775807\nincr-int64 n 1\n")
+                ["apply", "--create"] + CLI.store(root, "s"), stdin: "set-int64 n 9223372036854775807\nincr-int64 n 1\n"
+            )
             #expect(result.stderr.contains("line 2"), "\(result)")
             #expect(
                 try CLI.succeed(["get", "--type", "int64"] + CLI.store(root, "s") + ["n"]).stdout
@@ -108,10 +110,10 @@ struct ApplyTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             try CLI.succeed(
-                ["apply"] + CLI.store(root, "s"),
+                ["apply", "--create"] + CLI.store(root, "s"),
                 stdin: "set-int32 a 1\nset-string b bee\nclear\nset-int32 c 3\n")
             #expect(try CLI.dump(root: root, id: "s") == "c\t03\n#count\t1\n")
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: "clear\n")
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: "clear\n")
             #expect(try CLI.dump(root: root, id: "s") == "#count\t0\n")
             try CLI.succeed(["verify"] + CLI.store(root, "s"))
         }
@@ -124,14 +126,14 @@ struct ApplyTests {
             let filler = String(repeating: "x", count: 200)
             var grow = ""
             for i in 0..<200 { grow += "set-string key\(i) \(filler)\n" }
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: grow)
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: grow)
             let grown = try Int(#require(info(root)["fileSize"]))!
             #expect(grown > 4096 * 4, "200 values of 200 bytes should have grown the file")
 
             var shrink = ""
             for i in 2..<200 { shrink += "remove key\(i)\n" }
             shrink += "trim\nset-int32 after 9\n"
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: shrink)
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: shrink)
             let trimmed = try Int(#require(info(root)["fileSize"]))!
             #expect(trimmed < grown, "trim left the file at \(trimmed) bytes (was \(grown))")
 
@@ -148,7 +150,7 @@ struct ApplyTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             try CLI.succeed(
-                ["apply"] + CLI.store(root, "s"),
+                ["apply", "--create"] + CLI.store(root, "s"),
                 stdin: "set-string k a b  c\nset-string t  lead and trail  \nset-string e \n")
             let get = ["get", "--type", "string"] + CLI.store(root, "s")
             #expect(try CLI.succeed(get + ["k"]).stdout == "a b  c\n")
@@ -178,7 +180,7 @@ struct ApplyTests {
                 set-bytes nob\u{20}
 
                 """
-            try CLI.succeed(["apply"] + CLI.store(root, "s"), stdin: script)
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, "s"), stdin: script)
             #expect(
                 try CLI.dump(root: root, id: "s") == """
                     by\t0300ffab
@@ -203,7 +205,7 @@ struct ApplyTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let result = try CLI.fail(
-                ["apply"] + CLI.store(root, "s"), stdin: "set-int32 a 1\nrekey secret\nset-int32 b x\n")
+                ["apply", "--create"] + CLI.store(root, "s"), stdin: "set-int32 a 1\nrekey secret\nset-int32 b x\n")
             #expect(result.stderr.contains("line 3"), "\(result)")
             #expect(
                 try CLI.succeed(["dump"] + CLI.store(root, "s") + ["--crypt-key", "secret"]).stdout

@@ -8,11 +8,11 @@ struct BadArgumentTests {
     func emptyKey() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
-            let set = try CLI.fail(["set"] + store + ["", "v"])
-            #expect(set.status == 1)
+            let set = try CLI.fail(["set", "--create"] + store + ["", "v"])
+            #expect(set.status == 2)
             #expect(set.stderr.contains("key"), "\(set)")
             for type in ["int32", "bytes", "payload"] {
-                let typed = try CLI.fail(["set", "--type", type] + store + ["", "01"])
+                let typed = try CLI.fail(["set", "--create", "--type", type] + store + ["", "01"])
                 #expect(typed.stderr.contains("key"), "\(typed)")
             }
             let remove = try CLI.fail(["remove"] + store + [""])
@@ -26,7 +26,8 @@ struct BadArgumentTests {
     func emptyKeyInScript() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
-            let result = try CLI.fail(["apply"] + store, stdin: "set-int32 a 1\nset-int32 b 2\nset-int32  3\n")
+            let result = try CLI.fail(
+                ["apply", "--create"] + store, stdin: "set-int32 a 1\nset-int32 b 2\nset-int32  3\n")
             #expect(result.stderr.contains("line 3"), "\(result)")
             #expect(try CLI.succeed(["dump"] + store).stdout == "a\t01\nb\t02\n#count\t2\n")
         }
@@ -37,9 +38,9 @@ struct BadArgumentTests {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
             let longest = String(repeating: "k", count: 16_384)
-            try CLI.succeed(["set"] + store + [longest, "v"])
+            try CLI.succeed(["set", "--create"] + store + [longest, "v"])
             #expect(try CLI.succeed(["get", "--type", "string"] + store + [longest]).stdout == "v\n")
-            let result = try CLI.fail(["set"] + store + [longest + "k", "v"])
+            let result = try CLI.fail(["set", "--create"] + store + [longest + "k", "v"])
             #expect(result.stderr.contains("key"), "\(result)")
             #expect(try CLI.succeed(["keys"] + store).stdout == longest + "\n")
         }
@@ -49,8 +50,8 @@ struct BadArgumentTests {
     func badStoreID(_ id: String) throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            try CLI.fail(["set"] + CLI.store(root, id) + ["k", "v"])
-            try CLI.fail(["apply"] + CLI.store(root, id), stdin: "set-int32 k 1\n")
+            try CLI.fail(["set", "--create"] + CLI.store(root, id) + ["k", "v"])
+            try CLI.fail(["apply", "--create"] + CLI.store(root, id), stdin: "set-int32 k 1\n")
             try CLI.fail(["dump"] + CLI.store(root, id))
             try CLI.fail(["info"] + CLI.store(root, id))
             let created = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
@@ -62,7 +63,7 @@ struct BadArgumentTests {
         "missing options and unknown subcommands are usage errors",
         arguments: [
             ["dump"], ["dump", "--root", "/nonexistent"], ["dump", "--id", "s"],
-            ["set", "--root", "/nonexistent", "--id", "s", "k"],
+            ["set", "--create", "--root", "/nonexistent", "--id", "s", "k"],
             ["frobnicate"], ["dump", "--root", "/nonexistent", "--id", "s", "--bogus"],
         ])
     func usageErrors(_ arguments: [String]) throws {
@@ -77,8 +78,8 @@ struct BadArgumentTests {
             let root = tmp.path("root")
             let id = "a/b:c"
             let store = CLI.store(root, id)
-            try CLI.succeed(["set", "--type", "int32"] + store + ["k", "42"])
-            try CLI.succeed(["apply"] + store, stdin: "set-string name special id\n")
+            try CLI.succeed(["set", "--create", "--type", "int32"] + store + ["k", "42"])
+            try CLI.succeed(["apply", "--create"] + store, stdin: "set-string name special id\n")
 
             #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["specialCharacter"])
             let files = try FileManager.default.contentsOfDirectory(atPath: root + "/specialCharacter").sorted()
@@ -106,13 +107,13 @@ struct BadArgumentTests {
     func everySpecialCharacter(_ id: String) throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + CLI.store(root, id) + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, id) + ["k", "v"])
             #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["specialCharacter"])
             let files = try FileManager.default.contentsOfDirectory(atPath: root + "/specialCharacter")
             #expect(files.count == 2 && files.allSatisfy { $0.hasPrefix(files.min()!) }, "\(files)")
             #expect(try CLI.succeed(["get", "--type", "string"] + CLI.store(root, id) + ["k"]).stdout == "v\n")
 
-            try CLI.succeed(["set"] + CLI.store(root, "plain-id.1") + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "plain-id.1") + ["k", "v"])
             #expect(FileManager.default.fileExists(atPath: root + "/plain-id.1"))
             #expect(FileManager.default.fileExists(atPath: root + "/plain-id.1.crc"))
         }

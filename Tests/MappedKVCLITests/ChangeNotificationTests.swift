@@ -88,7 +88,7 @@ extension MultiProcessTests {
             let (streamed, task) = consume(store.externalChanges())
             defer { task.cancel() }
 
-            try CLI.succeed(["set"] + storeArguments(root, key: encrypted) + ["k1", "v1"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root, key: encrypted) + ["k1", "v1"])
             #expect(await callbacks.wait { $0.changedKeys?.contains("k1") == true }, "\(callbacks.changes)")
             #expect(
                 await streamed.wait(upTo: Self.streamDeadline) { $0.changedKeys?.contains("k1") == true },
@@ -99,7 +99,8 @@ extension MultiProcessTests {
             try CLI.succeed(["remove"] + storeArguments(root, key: encrypted) + ["own"])
             #expect(await callbacks.wait { $0.changedKeys?.contains("own") == true }, "\(callbacks.changes)")
             try CLI.succeed(
-                ["apply"] + storeArguments(root, key: encrypted), stdin: "set-string a 1\nset-int32 b 2\nremove k1\n")
+                ["apply", "--create"] + storeArguments(root, key: encrypted),
+                stdin: "set-string a 1\nset-int32 b 2\nremove k1\n")
             #expect(
                 await callbacks.wait { $0.changedKeys?.isSuperset(of: ["a", "b"]) == true }, "\(callbacks.changes)")
             #expect(callbacks.changedKeys == ["k1", "own", "a", "b"], "no key is reported that was not written")
@@ -132,7 +133,7 @@ extension MultiProcessTests {
             let observation = store.observeExternalChanges(log.record)
             defer { observation.cancel() }
 
-            try CLI.succeed(["apply"] + storeArguments(root), stdin: "clear\n")
+            try CLI.succeed(["apply", "--create"] + storeArguments(root), stdin: "clear\n")
             #expect(await log.wait { $0.changes.contains { $0.kind == .reloaded } }, "\(log.changes)")
             let cleared = log.changes.first { $0.kind == .reloaded }
             #expect(cleared?.changedKeys == nil)
@@ -144,7 +145,7 @@ extension MultiProcessTests {
             let script =
                 (0..<8).map { "set-string big\($0) \(big)" }.joined(separator: "\n")
                 + "\n" + (0..<8).map { "remove big\($0)" }.joined(separator: "\n") + "\ntrim\nset-string last 1\n"
-            try CLI.succeed(["apply"] + storeArguments(root), stdin: script)
+            try CLI.succeed(["apply", "--create"] + storeArguments(root), stdin: script)
             #expect(await log.wait { $0.changes.last?.mayHaveChanged("last") == true && $0.changes.count > count })
             let afterTrim = log.changes.dropFirst(count)
             #expect(afterTrim.contains { $0.kind == .reloaded && $0.changedKeys == nil }, "\(afterTrim)")
@@ -171,7 +172,7 @@ extension MultiProcessTests {
             observation.cancel()
             released = nil
             #expect(MappedKV.runningChangeWatchers == 1, "the stream still subscribes")
-            try CLI.succeed(["set"] + storeArguments(root) + ["k1", "v1"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k1", "v1"])
             #expect(await streamed.wait(upTo: Self.streamDeadline) { $0.changes.count == 1 })
 
             task.cancel()
@@ -185,7 +186,7 @@ extension MultiProcessTests {
             dropped = nil
             #expect(await watchersReach(0))
 
-            try CLI.succeed(["set"] + storeArguments(root) + ["k2", "v2"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k2", "v2"])
             #expect(try store.checkForChanges(), "the change is there to be noticed")
             #expect(cancelled.changes.isEmpty, "nothing is delivered to a cancelled subscription")
             #expect(streamed.changes.count == 1)
@@ -209,7 +210,7 @@ extension MultiProcessTests {
                 await streamed.wait(upTo: Self.streamDeadline) { $0.ended },
                 "the stream finishes when its handle closes")
             #expect(MappedKV.runningChangeWatchers == 1, "the other handle's subscription still watches")
-            try CLI.succeed(["set"] + storeArguments(root) + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k", "v"])
             #expect(await log.wait { $0.changes.count == 1 })
             observation.cancel()
             #expect(await watchersReach(0))
@@ -232,7 +233,7 @@ extension MultiProcessTests {
             try other.set(Int32(1), forKey: "n")
             try store.trim()
             // A marker from another process: once it arrives, anything reported before it has too.
-            try CLI.succeed(["set"] + storeArguments(root) + ["marker", "1"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["marker", "1"])
             #expect(await log.wait { $0.changes.contains { $0.changedKeys?.contains("marker") == true } })
             #expect(log.changes.count == 1, "\(log.changes)")
             #expect(log.changes.first?.changedKeys == ["marker"])
@@ -287,7 +288,7 @@ extension MultiProcessTests {
     func watchCommand() async throws {
         try await withTemporaryDirectory { tmp in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + storeArguments(root) + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k", "v"])
             let watcher = Process()
             watcher.executableURL = try CLI.binary.get()
             watcher.arguments = ["watch"] + storeArguments(root) + ["--seconds", "30"]
@@ -300,10 +301,10 @@ extension MultiProcessTests {
             }
             let output = WatchOutput(reading: pipe)
             #expect(await output.wait(for: "watching\n", upTo: .seconds(10)), "\(output.current)")
-            try CLI.succeed(["set"] + storeArguments(root) + ["pushed", "1"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["pushed", "1"])
             #expect(await output.wait(for: "appended(1) at sequence"), "\(output.current)")
             #expect(output.current.contains("keys [\"pushed\"]"), "\(output.current)")
-            try CLI.succeed(["apply"] + storeArguments(root), stdin: "clear\n")
+            try CLI.succeed(["apply", "--create"] + storeArguments(root), stdin: "clear\n")
             #expect(await output.wait(for: "all keys"), "\(output.current)")
         }
     }

@@ -153,9 +153,13 @@ struct DamagedStoreTests {
             let (root, data, meta) = try damagedCopy(of: golden, damage, in: tmp)
             let before = try Snapshot(root: root, dataPath: data, metaPath: meta)
             let result = try CLI.run(["info"] + CLI.store(root, golden.id))
-            #expect(result.succeeded, "info should describe a damaged store: \(result)")
             let info = TabSeparated.parse(result.stdout)
-            #expect(info["status"]?.hasPrefix("damaged") == true, "\(result)")
+            // info describes the store and agrees with verify: the same status words and exit status.
+            let verify = try CLI.run(["verify"] + CLI.store(root, golden.id))
+            let verifyStatus = verify.stdout.split(separator: "\n").first { $0.hasPrefix("status: ") }
+            #expect(result.status == 4 || result.status == 5, "info should exit 4 or 5 for damage: \(result)")
+            #expect(result.status == verify.status, "info \(result) and verify \(verify) disagree")
+            #expect(info["status"].map { "status: " + $0 } == verifyStatus.map(String.init), "\(result)\n\(verify)")
             if !damage.deletesAFile {
                 #expect(info["crcOK"] == (damage.crcStillMatches ? "yes" : "no"), "\(result)")
             }
@@ -169,12 +173,12 @@ struct DamagedStoreTests {
         (["keys"], nil),
         (["get", "i32"], nil),
         (["get", "--type", "int32", "counter"], nil),
-        (["set", "newkey", "value"], nil),
-        (["set", "--type", "int32", "i32", "1"], nil),
+        (["set", "--create", "newkey", "value"], nil),
+        (["set", "--create", "--type", "int32", "i32", "1"], nil),
         (["remove", "i32", "counter"], nil),
-        (["apply"], "set-int32 newkey 1\nremove i32\n"),
-        (["apply"], "clear\n"),
-        (["apply"], "trim\n"),
+        (["apply", "--create"], "set-int32 newkey 1\nremove i32\n"),
+        (["apply", "--create"], "clear\n"),
+        (["apply", "--create"], "trim\n"),
     ]
 
     @Test("every command that opens the store fails cleanly and leaves both files unchanged", arguments: cases)

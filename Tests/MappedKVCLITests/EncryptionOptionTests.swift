@@ -38,7 +38,8 @@ struct EncryptionOptionTests {
         try TemporaryDirectory.with { tmp in
             let golden = GoldenCase(name: name, id: id)
             let root = tmp.path("root")
-            try CLI.succeed(["apply"] + CLI.store(root, id) + ["--crypt-key", key], stdin: try golden.script())
+            try CLI.succeed(
+                ["apply", "--create"] + CLI.store(root, id) + ["--crypt-key", key], stdin: try golden.script())
             let dump = try CLI.succeed(["dump"] + CLI.store(root, id) + ["--crypt-key", key])
             #expect(dump.stdoutData == (try golden.expected()))
             let data = try Data(contentsOf: URL(fileURLWithPath: root + "/" + id))
@@ -61,14 +62,15 @@ struct EncryptionOptionTests {
                 let dataPath = item.root + "/" + item.id
                 let data = try Data(contentsOf: URL(fileURLWithPath: dataPath))
                 let meta = try Data(contentsOf: URL(fileURLWithPath: dataPath + ".crc"))
-                for command in [["dump"], ["get", "s"], ["set", "k", "v"], ["remove", "s"]] {
+                for command in [["dump"], ["get", "s"], ["set", "--create", "k", "v"], ["remove", "s"]] {
                     let result = try CLI.fail(
                         [command[0]] + CLI.store(item.root, item.id) + item.key + command.dropFirst())
                     #expect(result.stderr.contains("wrong encryption key"), "\(result)")
                 }
                 let verify = try CLI.run(["verify"] + CLI.store(item.root, item.id) + item.key)
                 #expect(verify.status != 0 && verify.stdout.contains("wrong encryption key"), "\(verify)")
-                let apply = try CLI.fail(["apply"] + CLI.store(item.root, item.id) + item.key, stdin: "set-int32 k 1\n")
+                let apply = try CLI.fail(
+                    ["apply", "--create"] + CLI.store(item.root, item.id) + item.key, stdin: "set-int32 k 1\n")
                 #expect(apply.stderr.contains("wrong encryption key"), "\(apply)")
                 #expect(try Data(contentsOf: URL(fileURLWithPath: dataPath)) == data, "data file changed: \(item)")
                 #expect(
@@ -101,7 +103,7 @@ struct RekeyCommandTests {
             let root = tmp.path("root")
             let store = CLI.store(root, "s")
             let script = "set-string a hello\nrekey K1\nset-int32 b 5\nrekey K2\nset-string c x y\n"
-            try CLI.succeed(["apply"] + store, stdin: script)
+            try CLI.succeed(["apply", "--create"] + store, stdin: script)
             let dumpK2 = try CLI.succeed(["dump"] + store + ["--crypt-key", "K2"])
             #expect(dumpK2.stdout == "a\t0568656c6c6f\nb\t05\nc\t03782079\n#count\t3\n")
             try CLI.fail(["dump"] + store + ["--crypt-key", "K1"])

@@ -92,7 +92,7 @@ struct ExclusiveLockProcessTests {
                 group.enter()
                 Thread {
                     defer { group.leave() }
-                    let result = try? CLI.run(["apply"] + storeArguments(root), stdin: script)
+                    let result = try? CLI.run(["apply", "--create"] + storeArguments(root), stdin: script)
                     results.withLock { if let result { $0.append(result) } }
                 }.start()
             }

@@ -9,14 +9,14 @@ struct ExpireCommandTests {
     func toggle() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
-            try CLI.succeed(["set"] + store + ["a", "hello"])
+            try CLI.succeed(["set", "--create"] + store + ["a", "hello"])
             #expect(try CLI.succeed(["expire"] + store).stdout == "off\n")
-            let refused = try CLI.fail(["set"] + store + ["--expire-after", "60", "b", "x"])
+            let refused = try CLI.fail(["set", "--create"] + store + ["--expire-after", "60", "b", "x"])
             #expect(refused.stderr.contains("expiry"), "\(refused)")
             try CLI.succeed(["expire"] + store + ["--enable", "--default-seconds", "3600"])
             #expect(try CLI.succeed(["expire"] + store).stdout == "on\n")
-            try CLI.succeed(["set"] + store + ["--expire-after", "0", "b", "forever"])
-            try CLI.succeed(["set"] + store + ["--expire-after", "86400", "c", "a day"])
+            try CLI.succeed(["set", "--create"] + store + ["--expire-after", "0", "b", "forever"])
+            try CLI.succeed(["set", "--create"] + store + ["--expire-after", "86400", "c", "a day"])
             let dump = try CLI.succeed(["dump"] + store).stdout
             #expect(
                 dump

@@ -35,7 +35,7 @@ struct GoldenDumpTests {
     func applyScriptMatchesExpect(_ golden: GoldenCase) throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            let apply = try CLI.succeed(["apply"] + CLI.store(root, golden.id), stdin: try golden.script())
+            let apply = try CLI.succeed(["apply", "--create"] + CLI.store(root, golden.id), stdin: try golden.script())
             #expect(apply.stderr.isEmpty)
             let dump = try CLI.succeed(["dump"] + CLI.store(root, golden.id))
             #expect(
@@ -50,7 +50,7 @@ struct GoldenDumpTests {
         // re-applying the script over MMKV's own store must not change what the store holds.
         try TemporaryDirectory.with { tmp in
             let root = try tmp.copyStore(from: golden.root)
-            try CLI.succeed(["apply"] + CLI.store(root, golden.id), stdin: try golden.script())
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, golden.id), stdin: try golden.script())
             let dump = try CLI.succeed(["dump"] + CLI.store(root, golden.id))
             #expect(
                 dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")
@@ -63,7 +63,7 @@ struct GoldenDumpTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let script = try golden.script().replacingOccurrences(of: "\n", with: "\r\n")
-            try CLI.succeed(["apply"] + CLI.store(root, golden.id), stdin: script)
+            try CLI.succeed(["apply", "--create"] + CLI.store(root, golden.id), stdin: script)
             let dump = try CLI.succeed(["dump"] + CLI.store(root, golden.id))
             #expect(
                 dump.stdoutData == (try golden.expected()), "dump differs from \(golden.id).expect:\n\(dump.stdout)")

@@ -49,12 +49,12 @@ struct InfoVerifyTests {
     func infoOfChangingStore() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
-            try CLI.succeed(["apply"] + store, stdin: "set-int32 a 1\nset-int32 b 2\n")
+            try CLI.succeed(["apply", "--create"] + store, stdin: "set-int32 a 1\nset-int32 b 2\n")
             let before = TabSeparated.parse(try CLI.succeed(["info"] + store).stdout)
             #expect(before["keys"] == "2")
             #expect(before["crcOK"] == "yes")
             #expect(before["status"] == "ok")
-            try CLI.succeed(["apply"] + store, stdin: "set-int32 a 3\nremove b\n")
+            try CLI.succeed(["apply", "--create"] + store, stdin: "set-int32 a 3\nremove b\n")
             let after = TabSeparated.parse(try CLI.succeed(["info"] + store).stdout)
             #expect(after["keys"] == "1")
             #expect(after["crcOK"] == "yes")
@@ -86,7 +86,7 @@ struct InfoVerifyTests {
     func verifyGoodNewStore() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path("root"), "s")
-            try CLI.succeed(["apply"] + store, stdin: try GoldenCase.plain[1].script())
+            try CLI.succeed(["apply", "--create"] + store, stdin: try GoldenCase.plain[1].script())
             let result = try CLI.succeed(["verify"] + store)
             #expect(result.stdout.hasSuffix("status: sound\n"), "\(result)")
             #expect(result.stdout.contains("3 keys"), "\(result)")

@@ -28,7 +28,7 @@ struct MultiProcessTests {
     func singleProcessHolderExcludesEveryone() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + storeArguments(root, multiProcess: false) + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root, multiProcess: false) + ["k", "v"])
             let holder = try HeldStore(storeArguments(root, multiProcess: false))
             defer { holder.release() }
             for (multiProcess, readOnly) in [(true, false), (false, false), (true, true), (false, true)] {
@@ -63,7 +63,7 @@ struct MultiProcessTests {
                 return detail.contains("in multi-process mode") && detail.contains("--multi-process")
                     && detail.contains("pid \(holder.process.processIdentifier)")
             }
-            let result = try CLI.fail(["set"] + storeArguments(root, multiProcess: false) + ["k", "v"])
+            let result = try CLI.fail(["set", "--create"] + storeArguments(root, multiProcess: false) + ["k", "v"])
             #expect(result.stderr.contains("cannot be opened in this mode"), "\(result)")
             #expect(result.stderr.contains("--multi-process"), "\(result)")
             // Multi-process and read-only opens share it.
@@ -89,7 +89,8 @@ struct MultiProcessTests {
             #expect(try second.int32(forKey: "n") == 7, "closing one handle leaves the other working")
             second.close()
             // With every handle closed, the files are released: another process can take them over.
-            try CLI.succeed(["set"] + storeArguments(root, multiProcess: false) + ["--type", "int32", "n", "8"])
+            try CLI.succeed(
+                ["set", "--create"] + storeArguments(root, multiProcess: false) + ["--type", "int32", "n", "8"])
         }
     }
 
@@ -110,7 +111,7 @@ struct MultiProcessTests {
             defer { task.cancel() }
             #expect(try store.checkForChanges() == false)
 
-            try CLI.succeed(["set"] + storeArguments(root, key: encrypted) + ["k", "from-child"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root, key: encrypted) + ["k", "from-child"])
             #expect(try store.string(forKey: "k") == "from-child", "a read catches up with an append")
             #expect(await log.wait { $0.changes.count == 1 })
             #expect(log.changes.map(\.kind) == [.appended(records: 1)])
@@ -126,7 +127,7 @@ struct MultiProcessTests {
             let script =
                 (0..<8).map { "set-string big\($0) \(big)" }.joined(separator: "\n")
                 + "\n" + (0..<8).map { "remove big\($0)" }.joined(separator: "\n") + "\ntrim\n"
-            try CLI.succeed(["apply"] + storeArguments(root, key: encrypted), stdin: script)
+            try CLI.succeed(["apply", "--create"] + storeArguments(root, key: encrypted), stdin: script)
             #expect(try store.allKeys == ["k"])
             #expect(try store.string(forKey: "k") == "from-child")
             #expect(await log.wait { $0.changes.last?.kind == .reloaded }, "\(log.changes)")
@@ -148,11 +149,11 @@ struct MultiProcessTests {
     func readOnlyFollower() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + storeArguments(root) + ["a", "1"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["a", "1"])
             let reader = try open(root, readOnly: true)
             #expect(try reader.string(forKey: "a") == "1")
-            try CLI.succeed(["set"] + storeArguments(root) + ["b", "2"])
-            try CLI.succeed(["apply"] + storeArguments(root), stdin: "clear\nset-string c 3\n")
+            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["b", "2"])
+            try CLI.succeed(["apply", "--create"] + storeArguments(root), stdin: "clear\nset-string c 3\n")
             #expect(try reader.allKeys == ["c"])
             #expect(throws: MappedKVError.readOnly(id: "s")) { try reader.set("x", forKey: "y") }
         }
@@ -192,7 +193,7 @@ struct MultiProcessTests {
             let script = String(repeating: "incr-int64 n 1\n", count: 150)
             let results = Mutex<[CLIResult]>([])
             let group = DispatchGroup()
-            let arguments = ["apply"] + storeArguments(root)
+            let arguments = ["apply", "--create"] + storeArguments(root)
             for _ in 0..<4 {
                 group.enter()
                 Thread {

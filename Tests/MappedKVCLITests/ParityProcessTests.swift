@@ -36,7 +36,8 @@ struct ParityProcessTests {
             try store.set("mine", forKey: "a")
             try store.releaseMemory()
             try CLI.succeed(
-                ["apply"] + CLI.store(root, "s") + ["--multi-process"], stdin: "set-string b theirs\ntrim\n")
+                ["apply", "--create"] + CLI.store(root, "s") + ["--multi-process"], stdin: "set-string b theirs\ntrim\n"
+            )
             #expect(try store.allKeys == ["a", "b"])
             #expect(try store.string(forKey: "b") == "theirs")
             try store.releaseMemory()

@@ -9,9 +9,9 @@ struct RepairTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path
             let store = CLI.store(root, "s")
-            for i in 0..<8 { try CLI.succeed(["set"] + store + ["a\(i)", "first-\(i)"]) }
+            for i in 0..<8 { try CLI.succeed(["set", "--create"] + store + ["a\(i)", "first-\(i)"]) }
             try CLI.succeed(["rekey"] + store)  // a full write-back of a plain store: the last confirmed state
-            try CLI.succeed(["set"] + store + ["late", "appended after the write-back"])
+            try CLI.succeed(["set", "--create"] + store + ["late", "appended after the write-back"])
             try CLI.succeed(["verify"] + store)
             // Damage the last append's bytes.
             let meta = try Data(contentsOf: URL(fileURLWithPath: root + "/s.crc"))
@@ -47,7 +47,7 @@ struct RepairTests {
     func refusesWrongKey() throws {
         try TemporaryDirectory.with { tmp in
             let store = CLI.store(tmp.path, "s")
-            try CLI.succeed(["set"] + store + ["--crypt-key", "right", "k", "v"])
+            try CLI.succeed(["set", "--create"] + store + ["--crypt-key", "right", "k", "v"])
             let before = try Data(contentsOf: URL(fileURLWithPath: tmp.path + "/s"))
             let repair = try CLI.run(["repair"] + store + ["--crypt-key", "wrong"])
             #expect(repair.failedCleanly && repair.stderr.contains("wrong key"), "\(repair)")

@@ -9,13 +9,13 @@ struct StorageCommandTests {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
             let backups = tmp.path("backups")
-            try CLI.succeed(["set"] + CLI.store(root, "prefs") + ["a", "1"])
-            try CLI.succeed(["set"] + CLI.store(root, "prefs") + ["b", "2"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "prefs") + ["a", "1"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "prefs") + ["b", "2"])
             let saved = try CLI.succeed(["dump"] + CLI.store(root, "prefs")).stdout
             #expect(
                 try CLI.succeed(["backup", "--root", root, "--id", "prefs", "--to", backups]).stdout
                     == "backed up 1 store\n")
-            try CLI.succeed(["set"] + CLI.store(root, "prefs") + ["c", "3"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "prefs") + ["c", "3"])
             try CLI.succeed(["remove"] + CLI.store(root, "prefs") + ["a"])
             #expect(try CLI.succeed(["dump"] + CLI.store(root, "prefs")).stdout != saved)
             try CLI.succeed(["restore", "--root", root, "--id", "prefs", "--from", backups])
@@ -27,8 +27,8 @@ struct StorageCommandTests {
     @Test func lsListsEveryStoreWithItsSizesAndRmStoreRemovesOne() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + CLI.store(root, "one") + ["k", "v"])
-            try CLI.succeed(["set"] + CLI.store(root, "two") + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "one") + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "two") + ["k", "v"])
             let listed = try CLI.succeed(["ls", "--root", root]).stdout.split(separator: "\n")
             #expect(listed.map { $0.split(separator: "\t").first.map(String.init) } == ["one", "two"])
             for line in listed {

@@ -21,7 +21,7 @@ struct StorageTests {
     func removeDeletesFiles() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + arguments(root) + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + arguments(root) + ["k", "v"])
             try Data([1, 2, 3]).write(to: URL(fileURLWithPath: root + "/s.writeback"))
             #expect(try MappedKV.storeExists(id: "s", directory: root))
             #expect(try MappedKV.removeStore(id: "s", directory: root))
@@ -53,7 +53,7 @@ struct StorageTests {
     func removeRefusesSingleProcessHolder() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + CLI.store(root, "s") + ["k", "v"])
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "s") + ["k", "v"])
             let holder = try HeldStore(CLI.store(root, "s"))
             defer { holder.release() }
             #expect {
@@ -73,7 +73,7 @@ struct StorageTests {
             let root = tmp.path("root")
             // Enough data for a multi-page file, so the other process maps pages the removal truncates.
             let script = (0..<200).map { "set-string key\($0) \(String(repeating: "v", count: 100))" }
-            try CLI.succeed(["apply"] + arguments(root), stdin: script.joined(separator: "\n") + "\n")
+            try CLI.succeed(["apply", "--create"] + arguments(root), stdin: script.joined(separator: "\n") + "\n")
             let holder = try HeldStore(arguments(root) + ["--print-keys-on-release", "--set-on-release", "late", "x"])
             defer { holder.release() }
             #expect(try MappedKV.removeStore(id: "s", directory: root))
@@ -89,7 +89,7 @@ struct StorageTests {
     func openWaitingDuringRemovalRetries() throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            try CLI.succeed(["set"] + arguments(root) + ["old", "1"])
+            try CLI.succeed(["set", "--create"] + arguments(root) + ["old", "1"])
             let holder = try HeldStore(arguments(root) + ["--exclusive"])
             defer { holder.release() }
             let opened = Mutex<Result<MappedKV, MappedKVError>?>(nil)
@@ -195,11 +195,11 @@ struct StorageTests {
                 lines.append("set-int64 c\(i) \(i)")
                 if i % 500 == 499 { lines.append("trim") }
             }
-            try CLI.succeed(["set"] + arguments(root) + ["--type", "int64", "c0", "0"])
+            try CLI.succeed(["set", "--create"] + arguments(root) + ["--type", "int64", "c0", "0"])
             let finished = Atomic<Bool>(false)
             let done = DispatchSemaphore(value: 0)
             let script = lines.joined(separator: "\n") + "\n"
-            let writerArguments = ["apply"] + arguments(root)
+            let writerArguments = ["apply", "--create"] + arguments(root)
             Thread {
                 _ = try? CLI.run(writerArguments, stdin: script)
                 finished.store(true, ordering: .releasing)
@@ -233,9 +233,10 @@ struct StorageTests {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
             let backup = tmp.path("backup")
-            try CLI.succeed(["set"] + arguments(root) + ["restored", "yes"])
+            try CLI.succeed(["set", "--create"] + arguments(root) + ["restored", "yes"])
             try MappedKV.backupStore(id: "s", directory: root, to: backup)
-            try CLI.succeed(["apply"] + arguments(root), stdin: "clear\nset-string live 1\nset-string more 2\n")
+            try CLI.succeed(
+                ["apply", "--create"] + arguments(root), stdin: "clear\nset-string live 1\nset-string more 2\n")
             let holder = try HeldStore(arguments(root) + ["--print-keys-on-release", "--set-on-release", "after", "1"])
             defer { holder.release() }
             try MappedKV.restoreStore(id: "s", directory: root, from: backup)
@@ -251,9 +252,9 @@ struct StorageTests {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
             let backup = tmp.path("backup")
-            try CLI.succeed(["set"] + arguments(root) + ["k", "old"])
+            try CLI.succeed(["set", "--create"] + arguments(root) + ["k", "old"])
             try MappedKV.backupStore(id: "s", directory: root, to: backup)
-            try CLI.succeed(["set"] + arguments(root) + ["k", "live"])
+            try CLI.succeed(["set", "--create"] + arguments(root) + ["k", "live"])
             var data = try Data(contentsOf: URL(fileURLWithPath: backup + "/s"))
             data[8] ^= 0x01
             try data.write(to: URL(fileURLWithPath: backup + "/s"))

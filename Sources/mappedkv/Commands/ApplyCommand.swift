@@ -10,13 +10,16 @@ struct ApplyCommand: ParsableCommand {
             Operations: set-int32|set-uint32|set-int64|set-uint64|set-bool|set-double|set-float|set-string KEY VALUE, \
             set-bytes KEY HEX, remove KEY, clear, trim, rekey [NEWKEY] (no NEWKEY: decrypt; the new key is AES-256 with --aes256), incr-int64 KEY DELTA. \
             A string value is the rest of the line after 'KEY '. The first bad line stops the run with its \
-            line number and exit status 1; the lines before it stay applied.
+            line number and exit status 2; the lines before it stay applied. A store that does not exist \
+            is created only with --create. \(ExitStatus.helpText)
             """)
 
     @OptionGroup var store: StoreOptions
+    @Flag(name: .long, help: "Create the store if it does not exist.")
+    var create = false
 
     func run() throws {
-        let kv = try reportingErrors { try store.open(readOnly: false) }
+        let kv = try reportingErrors(suggestingCreate: true) { try store.open(readOnly: false, create: create) }
         defer { kv.close() }
         var number = 0
         while let line = readLine(strippingNewline: true) {
@@ -25,11 +28,11 @@ struct ApplyCommand: ParsableCommand {
                 guard let operation = try ScriptParser.parse(line[...], number: number) else { continue }
                 try operation.apply(to: kv, aes256: store.aes256)
             } catch let error as ScriptError {
-                printError(error.description)
-                throw ExitCode.failure
+                throw fail(.failure, error.description)
+            } catch let error as MappedKVError {
+                throw fail(ExitStatus(error), "line \(number): \(error)")
             } catch {
-                printError("line \(number): \(error)")
-                throw ExitCode.failure
+                throw fail(.failure, "line \(number): \(error)")
             }
         }
     }

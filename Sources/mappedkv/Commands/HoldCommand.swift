@@ -22,6 +22,8 @@ struct HoldCommand: ParsableCommand {
     var setOnRelease: [String] = []
     @Flag(name: .long, help: "Open read-only.")
     var readOnly = false
+    @Flag(name: .long, help: "Create the store if it does not exist.")
+    var create = false
     @Flag(name: .long, help: "Print the store's keys once standard input closes.")
     var printKeysOnRelease = false
 
@@ -33,7 +35,9 @@ struct HoldCommand: ParsableCommand {
     }
 
     func run() throws {
-        let kv = try reportingErrors { try store.open(readOnly: readOnly) }
+        let kv = try reportingErrors(suggestingCreate: !readOnly) {
+            try store.open(readOnly: readOnly, create: create)
+        }
         defer { kv.close() }
         let release = setOnRelease
         let printsKeys = printKeysOnRelease

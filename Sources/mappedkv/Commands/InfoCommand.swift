@@ -7,24 +7,34 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Print the store's meta fields, sizes, CRC state, key count and holder.",
-        discussion: "The files are read, never written; a damaged store is described, not opened.")
+        discussion: """
+            The files are read, never written; a damaged store is described, not opened, and the \
+            exit status says what `verify` says (4 damaged, 5 wrong key). With --json: one object \
+            with the same fields (meta null when unreadable, status "sound", "repairable" or \
+            "damaged", problem null or text). \(ExitStatus.helpText)
+            """)
 
     @OptionGroup var store: StoreOptions
+    @Flag(name: .long, help: "Print one JSON object.")
+    var json = false
 
     func run() throws {
         let report = try reportingErrors {
             try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
         }
-        print(InspectionText.info(report), terminator: "")
+        if json {
+            try JSONOutput.print(InspectionSummary.infoJSON(report))
+        } else {
+            print(InspectionText.info(report), terminator: "")
+        }
+        let status = InspectionSummary.exitStatus(report)
+        if status != .ok { throw status.exitCode }
     }
 }
 
 /// Text renderings of an ``InspectionReport``.
 enum InspectionText {
-    static func hex32(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
-    }
+    static func hex32(_ value: UInt32) -> String { InspectionSummary.hex32(value) }
 
     /// `name<TAB>value` lines for `info`.
     static func info(_ report: InspectionReport) -> String {
@@ -56,7 +66,8 @@ enum InspectionText {
             ("crcOK", report.crcIsValid ? "yes" : "no"),
             ("holder", report.holder.isEmpty ? "-" : Hex.encode(report.holder)),
             ("keys", "\(report.liveKeyCount)"),
-            ("status", report.problem.map { "damaged: \($0)" } ?? "ok"),
+            // The same words as `verify`'s status line, "ok" for a sound store.
+            ("status", report.isSound ? "ok" : VerificationText.status(report)),
         ]
         return lines.map { "\($0.0)\t\($0.1)\n" }.joined()
     }

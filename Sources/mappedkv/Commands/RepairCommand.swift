@@ -48,13 +48,12 @@ struct RepairCommand: ParsableCommand {
             opened = try store.open(readOnly: false, recoveryHandler: handler)
         } catch let error as MappedKVError {
             if let event = refused.withLock({ $0 }) {
-                printError(
+                throw fail(
+                    event.kind == .wrongKeySuspected ? .wrongKey : .damaged,
                     "refusing to repair: \(event.kind): \(event.reason); check the key and the .crc file, or pass --force"
                 )
-            } else {
-                printError(error.description)
             }
-            throw ExitCode.failure
+            throw fail(ExitStatus(error), error.description)
         }
         defer { opened.close() }
         if let report = opened.recoveryReport {
@@ -64,7 +63,9 @@ struct RepairCommand: ParsableCommand {
                 print(
                     "kept: \(proposal.keptKeys) keys (\(proposal.keptRecords) records, \(proposal.keptBytes) bytes; \(proposal.basis))"
                 )
-                print("dropped: \(proposal.droppedBytes) bytes, \(proposal.droppedRecords) unverifiable records")
+                let uncommitted = proposal.basis == .currentCRC ? " never committed (past the meta's CRC)" : ""
+                print(
+                    "dropped: \(proposal.droppedBytes) bytes holding \(proposal.droppedRecords) records\(uncommitted)")
                 if !proposal.droppedKeys.isEmpty {
                     let shown = proposal.droppedKeys.prefix(20).joined(separator: ", ")
                     print(
@@ -82,6 +83,6 @@ struct RepairCommand: ParsableCommand {
             try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
         }
         print("after: \(VerificationText.status(after)), \(after.liveKeyCount) keys")
-        if !after.isSound { throw ExitCode.failure }
+        if !after.isSound { throw InspectionSummary.exitStatus(after).exitCode }
     }
 }

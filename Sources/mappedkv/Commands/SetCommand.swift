@@ -4,12 +4,18 @@ import MappedKV
 /// `mappedkv set`: stores one value.
 struct SetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "set", abstract: "Store VALUE under KEY as --type.",
-        discussion: "bytes and payload take hex; strings takes comma-separated items.")
+        commandName: "set", abstract: "Store VALUE under KEY as --type (a string unless told otherwise).",
+        discussion: """
+            bytes and payload take hex; strings takes comma-separated items. A store that does not \
+            exist is created only with --create (otherwise exit 3), so a mistyped --root or --id is \
+            reported instead of starting an empty store. \(ExitStatus.helpText)
+            """)
 
     @OptionGroup var store: StoreOptions
-    @Option(name: .long, help: "The value's type: \(ValueType.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(name: .long, help: "The value's type: \(ValueType.names).")
     var type: ValueType = .string
+    @Flag(name: .long, help: "Create the store if it does not exist.")
+    var create = false
 
     @Option(
         name: .long, help: "Expire the value after this many seconds (0: never); needs key expiry on (see 'expire').")
@@ -29,15 +35,21 @@ struct SetCommand: ParsableCommand {
         guard positionals.count == 2 else {
             throw ValidationError("expected KEY and VALUE, got \(positionals.count) argument(s): \(positionals)")
         }
+        if type.payload(fromText: value) == nil {
+            throw ValidationError("'\(value)' is not a valid \(type.rawValue)")
+        }
     }
 
     func run() throws {
-        let kv = try reportingErrors { try store.open(readOnly: false) }
+        guard let payload = type.payload(fromText: value) else { throw ExitStatus.failure.exitCode }
+        let kv = try reportingErrors(suggestingCreate: true) { try store.open(readOnly: false, create: create) }
         defer { kv.close() }
-        let stored = try reportingErrors { try type.set(value, forKey: key, in: kv, expiresAfter: expireAfter) }
-        guard stored else {
-            printError("'\(value)' is not a valid \(type.rawValue)")
-            throw ExitCode.failure
+        try reportingErrors {
+            if let expireAfter {
+                try kv.set(RawPayload(bytes: payload), forKey: key, expiresAfter: .seconds(expireAfter))
+            } else {
+                try kv.set(RawPayload(bytes: payload), forKey: key)
+            }
         }
     }
 }

@@ -87,8 +87,7 @@ struct RemoveStoreCommand: ParsableCommand {
     func run() throws {
         let removed = try reportingErrors { try MappedKV.removeStore(id: id, directory: root) }
         guard removed else {
-            printError("no store '\(id)' in \(root)")
-            throw ExitCode(3)
+            throw fail(.storeNotFound, "no store '\(id)' in \(root)")
         }
         print("removed \(id)")
     }

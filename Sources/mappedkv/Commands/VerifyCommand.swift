@@ -10,17 +10,28 @@ struct VerifyCommand: ParsableCommand {
         discussion: """
             Prints what it checked and found, one fact per line, ending with `status: sound`, \
             `status: repairable without loss: ...` or `status: damaged: ...` followed by what a \
-            recovery would keep and drop. Exits 1 unless sound. The files are only read.
+            recovery would keep and drop. Exits 0 only if sound: 4 if damaged (or repairable), 5 if \
+            the damage points to a wrong key. The files are only read. With --json: one object \
+            (id, dataPath, files, actualSize, lengthOK, crc, lastConfirmedOK, records, live, journal, \
+            status "sound"/"repairable"/"damaged", problem, and recovery: what a recovery would keep \
+            and drop, or null). \(ExitStatus.helpText)
             """)
 
     @OptionGroup var store: StoreOptions
+    @Flag(name: .long, help: "Print one JSON object.")
+    var json = false
 
     func run() throws {
         let report = try reportingErrors {
             try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
         }
-        for line in VerificationText.lines(report) { print(line) }
-        if !report.isSound { throw ExitCode.failure }
+        if json {
+            try JSONOutput.print(InspectionSummary.verifyJSON(report))
+        } else {
+            for line in VerificationText.lines(report) { print(line) }
+        }
+        let status = InspectionSummary.exitStatus(report)
+        if status != .ok { throw status.exitCode }
     }
 }
 
@@ -52,7 +63,7 @@ enum VerificationText {
             )
         }
         lines.append(
-            "live: \(report.liveKeyCount) keys, \(report.liveBytes) bytes; space amplification \(String(format: "%.2f", report.spaceAmplification))x"
+            "live: \(report.liveKeyCount) keys, \(report.liveBytes) bytes; space amplification \(InspectionSummary.spaceAmplificationText(report))"
         )
         if report.journalPresent {
             lines.append("write-back journal: present (a read-write open finishes or drops it)")

@@ -26,9 +26,13 @@ struct StoreOptions: ParsableArguments {
     /// The key from whichever option gave it, or nil for a plain store.
     func resolvedKey() throws -> CryptKey? { try key.resolvedKey() }
 
-    /// Opens the store, read-only or read-write. Damage fails the open unless `recoveryHandler`
-    /// decides otherwise: only `mappedkv repair` changes a damaged store.
-    func open(readOnly: Bool, recoveryHandler: @escaping RecoveryHandler = { _ in .fail }) throws -> MappedKV {
+    /// Opens the store, read-only or read-write. A store that does not exist is created only
+    /// with `create`: otherwise it fails with ``MappedKVError/storeNotFound(path:)`` (exit 3).
+    /// Damage fails the open unless `recoveryHandler` decides otherwise: only `mappedkv repair`
+    /// changes a damaged store.
+    func open(
+        readOnly: Bool, create: Bool = false, recoveryHandler: @escaping RecoveryHandler = { _ in .fail }
+    ) throws -> MappedKV {
         var logger: Logger? = nil
         if verbose {
             var stderrLogger = Logger(label: "mappedkv") { StreamLogHandler.standardError(label: $0) }
@@ -39,23 +43,8 @@ struct StoreOptions: ParsableArguments {
             id: id, directory: root,
             configuration: Configuration(
                 isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
-                recoveryHandler: recoveryHandler),
+                recoveryHandler: recoveryHandler, createsIfMissing: create),
             logger: logger)
-    }
-}
-
-/// Prints `message` to standard error.
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("mappedkv: " + message + "\n").utf8))
-}
-
-/// Runs `body`, turning a store error into a one-line message on standard error and exit status 1.
-func reportingErrors<T>(_ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let error as MappedKVError {
-        printError(error.description)
-        throw ExitCode.failure
     }
 }
 

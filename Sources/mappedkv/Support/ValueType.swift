@@ -1,69 +1,104 @@
 import ArgumentParser
+import Foundation
 import MappedKV
 import MappedKVFormat
 
-/// The value types the CLI can read and write; the file itself records no types.
+/// The value types the CLI can read and write. MMKV files record no types, so the reader names
+/// one; a payload that is not exactly one value of that type is refused, never printed as
+/// something plausible.
 enum ValueType: String, CaseIterable, ExpressibleByArgument {
     case bool, int32, uint32, int64, uint64, float, double, string, bytes, strings
     /// The raw stored payload, as hex.
     case payload
 
-    /// Parses `text` as this type and stores it under `key`. `bytes` and `payload` take hex;
-    /// `strings` takes items separated by commas.
-    func set(_ text: String, forKey key: String, in kv: MappedKV, expiresAfter seconds: UInt32? = nil) throws -> Bool {
-        let store = TypedSetter(store: kv, seconds: seconds)
+    /// The names, for help texts.
+    static let names = allCases.map(\.rawValue).joined(separator: ", ")
+
+    /// The payload of `text` read as this type, or nil if it is not one. `bytes` and `payload`
+    /// take hex; `strings` takes items separated by commas.
+    func payload(fromText text: String) -> [UInt8]? {
         switch self {
-        case .bool:
-            guard let value = Self.parseBool(text) else { return false }
-            try store.set(value, forKey: key)
-        case .int32:
-            guard let value = Int32(text) else { return false }
-            try store.set(value, forKey: key)
-        case .uint32:
-            guard let value = UInt32(text) else { return false }
-            try store.set(value, forKey: key)
-        case .int64:
-            guard let value = Int64(text) else { return false }
-            try store.set(value, forKey: key)
-        case .uint64:
-            guard let value = UInt64(text) else { return false }
-            try store.set(value, forKey: key)
-        case .float:
-            guard let value = Float(text) else { return false }
-            try store.set(value, forKey: key)
-        case .double:
-            guard let value = Double(text) else { return false }
-            try store.set(value, forKey: key)
-        case .string:
-            try store.set(text, forKey: key)
-        case .bytes:
-            guard let value = Hex.decode(text) else { return false }
-            try store.set(value, forKey: key)
+        case .bool: Self.parseBool(text)?.payloadBytes
+        case .int32: Int32(text)?.payloadBytes
+        case .uint32: UInt32(text)?.payloadBytes
+        case .int64: Int64(text)?.payloadBytes
+        case .uint64: UInt64(text)?.payloadBytes
+        case .float: Float(text)?.payloadBytes
+        case .double: Double(text)?.payloadBytes
+        case .string: text.payloadBytes
+        case .bytes: Hex.decode(text)?.payloadBytes
         case .strings:
-            try store.set(
-                text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map(String.init),
-                forKey: key)
-        case .payload:
-            guard let value = Hex.decode(text), !value.isEmpty else { return false }
-            try store.set(RawPayload(bytes: value), forKey: key)
+            (text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+                .payloadBytes
+        case .payload: Hex.decode(text).flatMap { $0.isEmpty ? nil : $0 }
         }
-        return true
     }
 
-    /// The value of `key` formatted as this type, or nil if the key is absent.
-    func get(forKey key: String, in store: MappedKV) throws -> String? {
+    /// `payload` decoded as this type, as the text `get` prints.
+    func text(fromPayload payload: [UInt8]) throws(FormatError) -> String {
+        switch try decoded(payload) {
+        case .bool(let value): value ? "true" : "false"
+        case .number(let text): text
+        case .text(let value): value
+        case .hex(let bytes): Hex.encode(bytes)
+        case .list(let items): items.joined(separator: ",")
+        }
+    }
+
+    /// `payload` decoded as this type, as a JSON value: a bool, a number, a string (hex for
+    /// `bytes` and `payload`) or an array of strings.
+    func jsonValue(fromPayload payload: [UInt8]) throws(FormatError) -> Any {
+        switch try decoded(payload) {
+        case .bool(let value): value
+        case .number:
+            switch self {
+            case .int32: Int(try Int32(payloadBytes: payload))
+            case .uint32: Int(try UInt32(payloadBytes: payload))
+            case .int64: Int(try Int64(payloadBytes: payload))
+            case .uint64: try UInt64(payloadBytes: payload)
+            case .float: Double(try Float(payloadBytes: payload))
+            default: try Double(payloadBytes: payload)
+            }
+        case .text(let value): value
+        case .hex(let bytes): Hex.encode(bytes)
+        case .list(let items): items
+        }
+    }
+
+    /// The payload of a JSON value (as ``jsonValue(fromPayload:)`` gives it, or its text form).
+    func payload(fromJSON value: Any) -> [UInt8]? {
+        if self == .strings, let items = value as? [String] { return items.payloadBytes }
+        if self == .bool, let flag = value as? Bool { return flag.payloadBytes }
+        if let text = value as? String { return payload(fromText: text) }
+        if let number = value as? NSNumber, self != .string, self != .bytes, self != .payload {
+            // NSNumber's description keeps integers exact and prints doubles in full.
+            return payload(fromText: number.stringValue)
+        }
+        return nil
+    }
+
+    /// A decoded value, before it is rendered as text or JSON.
+    private enum Decoded {
+        case bool(Bool)
+        case number(String)
+        case text(String)
+        case hex([UInt8])
+        case list([String])
+    }
+
+    private func decoded(_ payload: [UInt8]) throws(FormatError) -> Decoded {
         switch self {
-        case .bool: try store.bool(forKey: key).map { $0 ? "true" : "false" }
-        case .int32: try store.int32(forKey: key).map { String($0) }
-        case .uint32: try store.uint32(forKey: key).map { String($0) }
-        case .int64: try store.int64(forKey: key).map { String($0) }
-        case .uint64: try store.uint64(forKey: key).map { String($0) }
-        case .float: try store.float(forKey: key).map { String($0) }
-        case .double: try store.double(forKey: key).map { String($0) }
-        case .string: try store.string(forKey: key)
-        case .bytes: try store.bytes(forKey: key).map { Hex.encode($0) }
-        case .strings: try store.strings(forKey: key).map { $0.joined(separator: ",") }
-        case .payload: try store.payload(forKey: key).map { Hex.encode($0) }
+        case .bool: .bool(try Bool(payloadBytes: payload))
+        case .int32: .number(String(try Int32(payloadBytes: payload)))
+        case .uint32: .number(String(try UInt32(payloadBytes: payload)))
+        case .int64: .number(String(try Int64(payloadBytes: payload)))
+        case .uint64: .number(String(try UInt64(payloadBytes: payload)))
+        case .float: .number(String(try Float(payloadBytes: payload)))
+        case .double: .number(String(try Double(payloadBytes: payload)))
+        case .string: .text(try String(payloadBytes: payload))
+        case .bytes: .hex(try [UInt8](payloadBytes: payload))
+        case .strings: .list(try [String](payloadBytes: payload))
+        case .payload: .hex(payload)
         }
     }
 
@@ -76,24 +111,20 @@ enum ValueType: String, CaseIterable, ExpressibleByArgument {
     }
 }
 
+extension PayloadCodable {
+    /// Decodes a value from payload bytes.
+    init(payloadBytes: [UInt8]) throws(FormatError) {
+        let decoded = payloadBytes.withUnsafeBytes { buffer in
+            Result { () throws(FormatError) -> Self in try Self(payload: buffer) }
+        }
+        self = try decoded.get()
+    }
+}
+
 /// Payload bytes stored exactly as given.
 struct RawPayload: PayloadCodable, Sendable {
     var bytes: [UInt8]
     func encodePayload(into output: inout [UInt8]) { output.append(contentsOf: bytes) }
     init(bytes: [UInt8]) { self.bytes = bytes }
     init(payload: UnsafeRawBufferPointer) { bytes = Array(payload) }
-}
-
-/// Sets values with or without an expiry duration.
-struct TypedSetter {
-    var store: MappedKV
-    var seconds: UInt32?
-
-    func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws {
-        if let seconds {
-            try store.set(value, forKey: key, expiresAfter: .seconds(seconds))
-        } else {
-            try store.set(value, forKey: key)
-        }
-    }
 }

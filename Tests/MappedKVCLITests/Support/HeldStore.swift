@@ -15,7 +15,7 @@ final class HeldStore {
         scratch = try TemporaryDirectory()
         errorFile = try scratch.write("", to: "stderr")
         process.executableURL = try CLI.binary.get()
-        process.arguments = ["hold"] + arguments
+        process.arguments = ["hold", "--create"] + arguments
         process.standardInput = input
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorFile))

@@ -23,12 +23,11 @@ struct CacheGetCommand: ParsableCommand {
         defer { opened.close() }
         guard let value = try reportingCacheErrors({ try opened.value(forKey: key) }) else {
             FileHandle.standardError.write(Data("not found\n".utf8))
-            throw ExitCode.failure
+            throw ExitStatus.keyNotFound.exitCode
         }
         if let out {
             do { try BinaryFile.write(value, to: out) } catch {
-                printError("--out: \(error)")
-                throw ExitCode.failure
+                throw fail(.failure, "--out: \(error)")
             }
         } else {
             FileHandle.standardOutput.write(Data(value))

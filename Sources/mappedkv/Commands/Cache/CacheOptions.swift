@@ -76,8 +76,7 @@ struct CacheOptions: ParsableArguments {
         if !creating
             && !(FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) && isDirectory.boolValue)
         {
-            printError("no cache directory at \(dir)")
-            throw ExitCode.failure
+            throw fail(.storeNotFound, "no cache directory at \(dir)")
         }
         var logger: Logger? = nil
         if verbose {
@@ -97,15 +96,15 @@ extension Duration {
     }
 }
 
-/// Runs `body`, turning a cache or file error into a one-line message on standard error and exit status 1.
+/// Runs `body`, turning a cache or file error into a one-line message on standard error and its
+/// exit status (``ExitStatus``: a store error keeps its own, anything else is 2).
 func reportingCacheErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let error as CacheError {
-        printError(error.description)
-        throw ExitCode.failure
+        if case .store(let storeError) = error { throw fail(ExitStatus(storeError), error.description) }
+        throw fail(.failure, error.description)
     } catch let error as SystemError {
-        printError(error.description)
-        throw ExitCode.failure
+        throw fail(.failure, error.description)
     }
 }

@@ -42,8 +42,7 @@ struct CachePutCommand: ParsableCommand {
         let bytes: [UInt8]
         if let file {
             do { bytes = try BinaryFile.read(file) } catch {
-                printError("--file: \(error)")
-                throw ExitCode.failure
+                throw fail(.failure, "--file: \(error)")
             }
         } else {
             bytes = Array((value ?? "").utf8)

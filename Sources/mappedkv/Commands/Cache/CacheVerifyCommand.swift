@@ -24,9 +24,9 @@ struct CacheVerifyCommand: ParsableCommand {
         let problems = try reportingCacheErrors { try opened.verify(repair: repair) }
         for problem in problems { print(problem) }
         guard !problems.isEmpty else { return }
-        guard repair else { throw ExitCode.failure }
+        guard repair else { throw ExitStatus.damaged.exitCode }
         let remaining = try reportingCacheErrors { try opened.verify() }
         for problem in remaining { print("after repair: " + problem) }
-        if !remaining.isEmpty { throw ExitCode.failure }
+        if !remaining.isEmpty { throw ExitStatus.damaged.exitCode }
     }
 }

@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "MappedKV", targets: ["MappedKV"]),
         .library(name: "MappedKVFormat", targets: ["MappedKVFormat"]),
         .library(name: "MappedKVCache", targets: ["MappedKVCache"]),
+        .library(name: "MappedKVCollections", targets: ["MappedKVCollections"]),
         .executable(name: "mappedkv", targets: ["mappedkv"]),
     ],
     dependencies: [
@@ -56,12 +57,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // On the public API: buckets of entries with metadata, in a collection store.
+        .target(
+            name: "MappedKVCollections",
+            dependencies: [
+                "MappedKV",
+                "MappedKVFormat",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Layer 6: the command-line tool.
         .executableTarget(
             name: "mappedkv",
             dependencies: [
                 "MappedKV",
                 "MappedKVCache",
+                "MappedKVCollections",
                 "MappedKVCrypto",
                 "MappedKVFormat",
                 "MappedKVIO",
@@ -75,6 +86,8 @@ let package = Package(
         .testTarget(
             name: "MappedKVCacheTests",
             dependencies: ["MappedKVCache", "MappedKV", "MappedKVCrypto", "MappedKVFormat", "MappedKVIO"]),
+        .testTarget(
+            name: "MappedKVCollectionsTests", dependencies: ["MappedKVCollections", "MappedKV", "MappedKVFormat"]),
         .testTarget(
             name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO"]),
         .testTarget(

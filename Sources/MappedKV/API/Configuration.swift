@@ -47,6 +47,11 @@ public struct Configuration: Sendable {
     /// so a mistyped directory or ID is reported instead of starting an empty store.
     /// A read-only open never creates anything.
     public var createsIfMissing: Bool
+    /// Allow opening a collection store (one that holds ``MappedKV/collectionStoreMarkerKey``),
+    /// whose keys and values are encoded by the MappedKVCollections module. Off by default, so
+    /// that such a store is refused with ``MappedKVError/unsupported(_:)`` instead of being read
+    /// or written as plain keys; `CollectionStore` turns it on.
+    public var opensCollectionStores = false
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,
     /// creating it if it does not exist.

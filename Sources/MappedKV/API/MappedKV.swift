@@ -49,8 +49,18 @@ public final class MappedKV: KeyValueAccess, Sendable {
         self.location = location
         self.configuration = configuration
         self.shared = try StoreRegistry.open(location, configuration: configuration, logger: logger)
+        if !configuration.opensCollectionStores, try contains(MappedKV.collectionStoreMarkerKey) {
+            close()
+            throw .unsupported(
+                "store '\(id)' is a collection store (MappedKVCollections): open it with CollectionStore, or "
+                    + "with Configuration.opensCollectionStores to read its encoded keys")
+        }
         if let keyExpiry = configuration.keyExpiry { try applyKeyExpiryAtOpen(keyExpiry) }
     }
+
+    /// The key whose presence makes a store a collection store (docs/FORMAT.md 11): it starts with
+    /// U+0001, which no key a plain store or MMKV program writes in practice begins with.
+    public static let collectionStoreMarkerKey = "\u{1}mappedkv.collections"
 
     deinit {
         if !isClosed.exchange(true, ordering: .acquiringAndReleasing) { StoreRegistry.release(shared) }

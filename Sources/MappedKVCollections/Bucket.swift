@@ -1,0 +1,162 @@
+import Foundation
+import MappedKV
+import MappedKVFormat
+import Synchronization
+
+/// A named group of entries in a ``CollectionStore``: keys in different buckets never collide.
+///
+/// A put writes the value, its metadata and its times as one record, under the store's exclusive
+/// lock, so a reader in any process sees the whole entry or the previous one. Reads decode through
+/// a bounded cache that is checked against the stored bytes, so a write by any process is seen at
+/// once.
+public final class Bucket<Value: Sendable>: Sendable {
+    /// The bucket's name.
+    public let name: String
+    let store: MappedKV
+    let serializer: any EntrySerializer<Value>
+    private let cache: Mutex<DecodedCache<Value>>
+    private let keyPrefix: String
+
+    init(name: String, store: MappedKV, serializer: any EntrySerializer<Value>, cacheLimit: Int) {
+        self.name = name
+        self.store = store
+        self.serializer = serializer
+        self.cache = Mutex(DecodedCache(limit: cacheLimit))
+        self.keyPrefix = CollectionKey.prefix(ofBucket: name)
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` under `key` with `metadata`, replacing any previous value and metadata. The
+    /// creation time of an existing key is kept; the modification time is now.
+    public func put(_ value: Value, forKey key: String, metadata: [String: MetadataValue] = [:]) throws(CollectionError)
+    {
+        let bytes: [UInt8]
+        do {
+            bytes = try serializer.encode(value, bucket: name, key: key)
+        } catch {
+            throw .encodingFailed(bucket: name, key: key, reason: "\(error)")
+        }
+        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        let now = EntryRecord.milliseconds(Date())
+        try collectionCall {
+            try store.withExclusiveLock { (transaction) throws(MappedKVError) in
+                var created = now
+                if let old = try transaction.payload(forKey: storeKey),
+                    let record = try? old.withUnsafeBytes({ (buffer) throws(EntryRecordError) in
+                        try EntryRecord(decoding: buffer)
+                    })
+                {
+                    created = record.createdMilliseconds
+                }
+                let record = EntryRecord(
+                    createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)
+                try transaction.set(EntryPayload(bytes: record.encoded()), forKey: storeKey)
+            }
+        }
+    }
+
+    /// Removes `key`; returns whether it was present.
+    @discardableResult
+    public func remove(_ key: String) throws(CollectionError) -> Bool {
+        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        let removed = try collectionCall { try store.removeValues(forKeys: [storeKey]) }
+        cache.withLock { $0.remove(key) }
+        return removed > 0
+    }
+
+    // MARK: Reading
+
+    /// The value of `key`, or nil if the bucket has no such key.
+    public func value(forKey key: String) throws(CollectionError) -> Value? { try entry(forKey: key)?.value }
+
+    /// The entry of `key` (value, metadata, times), or nil if the bucket has no such key.
+    public func entry(forKey key: String) throws(CollectionError) -> Entry<Value>? {
+        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        guard let stored = try collectionCall({ try store.payload(forKey: storeKey) }) else {
+            cache.withLock { $0.remove(key) }
+            return nil
+        }
+        if let cached = cache.withLock({ $0.entry(forKey: key, stored: stored) }) { return cached }
+        let entry = try decode(stored, key: key)
+        cache.withLock { $0.insert(entry, stored: stored, forKey: key) }
+        return entry
+    }
+
+    /// Whether the bucket has `key`.
+    public func contains(_ key: String) throws(CollectionError) -> Bool {
+        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        return try collectionCall { try store.contains(storeKey) }
+    }
+
+    /// The bucket's keys, sorted by UTF-8 bytes.
+    public func keys() throws(CollectionError) -> [String] {
+        let all = try collectionCall { try store.allKeys }
+        return all.compactMap { storeKey in
+            guard storeKey.hasPrefix(keyPrefix), let pair = CollectionKey.decode(storeKey), pair.bucket == name
+            else { return nil }
+            return pair.key
+        }
+        .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The number of entries in the bucket.
+    public var count: Int {
+        get throws(CollectionError) { try keys().count }
+    }
+
+    /// Every entry of the bucket, sorted by key.
+    public func entries() throws(CollectionError) -> [Entry<Value>] {
+        var result: [Entry<Value>] = []
+        for key in try keys() {
+            if let entry = try entry(forKey: key) { result.append(entry) }
+        }
+        return result
+    }
+
+    /// Decoded entries held by the cache now (for tests and tuning).
+    public var cachedEntryCount: Int { cache.withLock { $0.count } }
+
+    // MARK: Decoding
+
+    private func decode(_ stored: [UInt8], key: String) throws(CollectionError) -> Entry<Value> {
+        let record: EntryRecord
+        do {
+            record = try stored.withUnsafeBytes { (buffer) throws(EntryRecordError) in try EntryRecord(decoding: buffer)
+            }
+        } catch {
+            throw .malformedEntry(bucket: name, key: key, reason: "\(error)")
+        }
+        let value: Value
+        do {
+            value = try serializer.decode(record.valueBytes, bucket: name, key: key)
+        } catch {
+            throw .decodingFailed(bucket: name, key: key, reason: "\(error)")
+        }
+        return Entry(
+            bucket: name, key: key, value: value, metadata: record.metadata,
+            created: EntryRecord.date(record.createdMilliseconds),
+            modified: EntryRecord.date(record.modifiedMilliseconds))
+    }
+
+    /// Runs a store call, wrapping its errors.
+    private func collectionCall<R>(_ body: () throws -> R) throws(CollectionError) -> R {
+        do {
+            return try body()
+        } catch let error as MappedKVError {
+            throw .store(error)
+        } catch let error as CollectionError {
+            throw error
+        } catch {
+            throw .store(.invalidArgument("\(error)"))
+        }
+    }
+}
+
+/// An entry record's bytes as a store payload.
+struct EntryPayload: PayloadCodable, Sendable {
+    var bytes: [UInt8]
+    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(payload: UnsafeRawBufferPointer) { bytes = Array(payload) }
+    func encodePayload(into output: inout [UInt8]) { output.append(contentsOf: bytes) }
+}

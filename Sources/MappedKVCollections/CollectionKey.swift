@@ -1,0 +1,42 @@
+// The store key of a (bucket, key) pair (docs/FORMAT.md 11.1). The invariant: two different pairs
+// never share a store key, and every store key this module writes decodes back to its one pair.
+// The bucket is length-prefixed rather than separated, so bucket "a:b" with key "c" and bucket "a"
+// with key "b:c" are different keys, and neither name needs escaping.
+
+/// Encodes and decodes the store keys of bucket entries.
+enum CollectionKey {
+    /// The first character of every entry key (U+0002); the store marker starts with U+0001.
+    static let entryPrefix: Character = "\u{2}"
+
+    /// `U+0002`, the bucket's UTF-8 length in decimal, `:`, the bucket, then the key.
+    static func encode(bucket: String, key: String) -> String {
+        "\u{2}\(bucket.utf8.count):\(bucket)\(key)"
+    }
+
+    /// The prefix every key of `bucket` starts with.
+    static func prefix(ofBucket bucket: String) -> String { "\u{2}\(bucket.utf8.count):\(bucket)" }
+
+    /// The (bucket, key) of a store key, or nil for a key that is not an entry key.
+    static func decode(_ storeKey: String) -> (bucket: String, key: String)? {
+        let bytes = Array(storeKey.utf8)
+        guard bytes.first == 2 else { return nil }
+        var index = 1
+        var length = 0
+        while index < bytes.count, bytes[index] != UInt8(ascii: ":") {
+            let digit = Int(bytes[index]) - Int(UInt8(ascii: "0"))
+            guard (0...9).contains(digit), length < 100_000_000 else { return nil }
+            length = length * 10 + digit
+            index += 1
+        }
+        // A digit run, then ':', then exactly `length` bytes of bucket.
+        guard index > 1, index < bytes.count, index + 1 + length <= bytes.count else { return nil }
+        let bucketStart = index + 1
+        let bucketEnd = bucketStart + length
+        guard let bucket = String(validating: bytes[bucketStart..<bucketEnd], as: UTF8.self),
+            let key = String(validating: bytes[bucketEnd...], as: UTF8.self)
+        else { return nil }
+        // Only the canonical form decodes (no leading zeros), so the mapping is one to one.
+        guard encode(bucket: bucket, key: key).utf8.elementsEqual(bytes) else { return nil }
+        return (bucket, key)
+    }
+}

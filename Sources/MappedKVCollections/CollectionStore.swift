@@ -1,0 +1,102 @@
+import Logging
+import MappedKV
+import MappedKVFormat
+
+/// A MappedKV store of buckets: each entry is a (bucket, key) pair with a value, metadata and
+/// times, stored as one record, so every store feature (encryption, multi-process sharing, verify
+/// and repair) works underneath.
+///
+/// A collection store is marked as such (docs/FORMAT.md 11): opening a store of plain keys as a
+/// collection store is refused, and so is opening a collection store with plain `MappedKV`.
+///
+/// ```swift
+/// import Foundation
+/// import MappedKVCollections
+///
+/// struct Post: Codable, Sendable { var title: String }
+///
+/// let dir = FileManager.default.temporaryDirectory.appendingPathComponent("collections-\(getpid())").path
+/// defer { try? FileManager.default.removeItem(atPath: dir) }
+/// let collections = try CollectionStore(id: "feed", directory: dir)
+/// let posts = collections.bucket("posts", of: Post.self)
+/// try posts.put(Post(title: "Hello"), forKey: "1000", metadata: ["downloaded": .date(Date())])
+/// print(try posts.value(forKey: "1000")?.title ?? "-")
+/// ```
+public final class CollectionStore: Sendable {
+    /// The store underneath, opened with ``MappedKV/Configuration/opensCollectionStores``: use it
+    /// for store-wide operations (sync, trim, rekey, backup), not for reading entries.
+    public let store: MappedKV
+
+    /// The marker's value: the format version of the entry records.
+    static let formatVersion = "1"
+
+    /// Opens (or creates) the collection store `id` in `directory`.
+    ///
+    /// - Throws: ``CollectionError/notACollectionStore(id:)`` for a store that holds plain keys,
+    ///   ``CollectionError/unsupportedFormat(id:version:)`` for a newer format, or the store's errors.
+    public init(
+        id: String, directory: String, configuration: Configuration = Configuration(), logger: Logger? = nil
+    ) throws(CollectionError) {
+        var configuration = configuration
+        configuration.opensCollectionStores = true
+        do {
+            store = try MappedKV(id: id, directory: directory, configuration: configuration, logger: logger)
+        } catch {
+            throw .store(error)
+        }
+        do {
+            try Self.checkMarker(store, id: id)
+        } catch {
+            store.close()
+            throw error
+        }
+    }
+
+    /// Accepts a store with the current marker; marks an empty one; refuses anything else.
+    private static func checkMarker(_ store: MappedKV, id: String) throws(CollectionError) {
+        do {
+            if let version = try store.string(forKey: MappedKV.collectionStoreMarkerKey) {
+                guard version == formatVersion else {
+                    throw CollectionError.unsupportedFormat(id: id, version: version)
+                }
+                return
+            }
+            guard try store.count == 0 else { throw CollectionError.notACollectionStore(id: id) }
+            if !store.configuration.isReadOnly {
+                try store.set(formatVersion, forKey: MappedKV.collectionStoreMarkerKey)
+            }
+        } catch let error as CollectionError {
+            throw error
+        } catch let error as MappedKVError {
+            throw .store(error)
+        } catch {
+            throw .store(.invalidArgument("\(error)"))
+        }
+    }
+
+    /// The bucket `name`, its values encoded by `serializer`, with a cache of at most `cacheLimit`
+    /// decoded entries. Handles are cheap; every handle of a bucket sees the same entries.
+    public func bucket<S: EntrySerializer>(
+        _ name: String, serializer: S, cacheLimit: Int = 1_000
+    ) -> Bucket<S.Value> where S.Value: Sendable {
+        Bucket(name: name, store: store, serializer: serializer, cacheLimit: cacheLimit)
+    }
+
+    /// The bucket `name` of `Codable` values stored as JSON.
+    public func bucket<Value: Codable & Sendable>(
+        _ name: String, of type: Value.Type, cacheLimit: Int = 1_000
+    ) -> Bucket<Value> {
+        bucket(name, serializer: JSONEntrySerializer<Value>(), cacheLimit: cacheLimit)
+    }
+
+    /// The names of the buckets that hold at least one entry, sorted by UTF-8 bytes.
+    public func bucketNames() throws(CollectionError) -> [String] {
+        let keys: [String]
+        do { keys = try store.allKeys } catch { throw .store(error) }
+        return Set(keys.compactMap { CollectionKey.decode($0)?.bucket })
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Closes the store underneath; handles of its buckets fail afterwards.
+    public func close() { store.close() }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import MappedKVFormat
+
+// The stored form of one bucket entry (docs/FORMAT.md 11.2): the value, its metadata and its times in
+// one payload, so one record, so that a reader in any process sees all of them or none. The
+// invariant: `decode(encode(x)) == x` for every record, and decoding never reads past the payload.
+//
+//     byte     format version (1)
+//     varint   created, milliseconds since 1970, zigzag
+//     varint   modified, milliseconds since 1970, zigzag
+//     varint   metadata count; per item, sorted by name:
+//                varint name length, name (UTF-8), tag byte (1 string, 2 int, 3 double, 4 date),
+//                then: string = varint length + UTF-8; int = zigzag varint;
+//                double and date = 8 bytes little-endian IEEE 754 (date: seconds since 1970)
+//     bytes    the serialized value, to the end of the payload
+
+/// An entry as stored: times, metadata and the serializer's bytes.
+struct EntryRecord: Equatable {
+    /// The format version this module writes.
+    static let version: UInt8 = 1
+
+    var createdMilliseconds: Int64
+    var modifiedMilliseconds: Int64
+    var metadata: [String: MetadataValue]
+    var valueBytes: [UInt8]
+
+    /// The record's payload bytes.
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = [Self.version]
+        Varint.append(Self.zigzag(createdMilliseconds), to: &bytes)
+        Varint.append(Self.zigzag(modifiedMilliseconds), to: &bytes)
+        Varint.append(UInt64(metadata.count), to: &bytes)
+        for (name, value) in metadata.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            Varint.append(UInt64(name.utf8.count), to: &bytes)
+            bytes.append(contentsOf: name.utf8)
+            switch value {
+            case .string(let text):
+                bytes.append(1)
+                Varint.append(UInt64(text.utf8.count), to: &bytes)
+                bytes.append(contentsOf: text.utf8)
+            case .int(let number):
+                bytes.append(2)
+                Varint.append(Self.zigzag(number), to: &bytes)
+            case .double(let number):
+                bytes.append(3)
+                withUnsafeBytes(of: number.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+            case .date(let date):
+                bytes.append(4)
+                withUnsafeBytes(of: date.timeIntervalSince1970.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+            }
+        }
+        bytes.append(contentsOf: valueBytes)
+        return bytes
+    }
+
+    /// Decodes a record; throws a reason for bytes that are not one.
+    init(decoding payload: UnsafeRawBufferPointer) throws(EntryRecordError) {
+        var cursor = ByteCursor(payload)
+        do {
+            let version = try cursor.readLittleEndian(UInt8.self)
+            guard version == Self.version else { throw EntryRecordError("format version \(version)") }
+            createdMilliseconds = Self.unzigzag(try cursor.readVarint64())
+            modifiedMilliseconds = Self.unzigzag(try cursor.readVarint64())
+            let count = try cursor.readLength()
+            var metadata: [String: MetadataValue] = [:]
+            for _ in 0..<count {
+                let name = try Self.readString(&cursor)
+                switch try cursor.readLittleEndian(UInt8.self) {
+                case 1: metadata[name] = .string(try Self.readString(&cursor))
+                case 2: metadata[name] = .int(Self.unzigzag(try cursor.readVarint64()))
+                case 3: metadata[name] = .double(Double(bitPattern: try cursor.readLittleEndian(UInt64.self)))
+                case 4:
+                    let seconds = Double(bitPattern: try cursor.readLittleEndian(UInt64.self))
+                    metadata[name] = .date(Date(timeIntervalSince1970: seconds))
+                case let tag: throw EntryRecordError("unknown metadata tag \(tag)")
+                }
+            }
+            self.metadata = metadata
+            valueBytes = Array(try cursor.readBytes(cursor.remaining))
+        } catch let error as EntryRecordError {
+            throw error
+        } catch {
+            throw EntryRecordError("\(error)")
+        }
+    }
+
+    init(
+        createdMilliseconds: Int64, modifiedMilliseconds: Int64, metadata: [String: MetadataValue], valueBytes: [UInt8]
+    ) {
+        self.createdMilliseconds = createdMilliseconds
+        self.modifiedMilliseconds = modifiedMilliseconds
+        self.metadata = metadata
+        self.valueBytes = valueBytes
+    }
+
+    private static func readString(_ cursor: inout ByteCursor) throws(FormatError) -> String {
+        let length = try cursor.readLength()
+        let bytes = try cursor.readBytes(length)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw FormatError.invalidUTF8 }
+        return text
+    }
+
+    static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
+    static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1) }
+
+    /// Milliseconds since 1970 of `date`, clamped to the `Int64` range.
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        guard value.isFinite else { return 0 }
+        return value >= 9.2e18 ? .max : value <= -9.2e18 ? .min : Int64(value)
+    }
+
+    /// The date of `milliseconds` since 1970.
+    static func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+}
+
+/// Why stored bytes are not an entry record.
+struct EntryRecordError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -13,13 +13,18 @@ public final class Bucket<Value: Sendable>: Sendable {
     /// The bucket's name.
     public let name: String
     let store: MappedKV
+    let indexes: CollectionIndexes
     let serializer: any EntrySerializer<Value>
     private let cache: Mutex<DecodedCache<Value>>
     private let keyPrefix: String
 
-    init(name: String, store: MappedKV, serializer: any EntrySerializer<Value>, cacheLimit: Int) {
+    init(
+        name: String, store: MappedKV, indexes: CollectionIndexes, serializer: any EntrySerializer<Value>,
+        cacheLimit: Int
+    ) {
         self.name = name
         self.store = store
+        self.indexes = indexes
         self.serializer = serializer
         self.cache = Mutex(DecodedCache(limit: cacheLimit))
         self.keyPrefix = CollectionKey.prefix(ofBucket: name)
@@ -39,19 +44,30 @@ public final class Bucket<Value: Sendable>: Sendable {
         }
         let storeKey = CollectionKey.encode(bucket: name, key: key)
         let now = EntryRecord.milliseconds(Date())
-        try collectionCall {
-            try store.withExclusiveLock { (transaction) throws(MappedKVError) in
-                var created = now
-                if let old = try transaction.payload(forKey: storeKey),
-                    let record = try? old.withUnsafeBytes({ (buffer) throws(EntryRecordError) in
-                        try EntryRecord(decoding: buffer)
-                    })
-                {
-                    created = record.createdMilliseconds
-                }
-                let record = EntryRecord(
-                    createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)
+        let name = self.name
+        try indexes.inSection { (transaction) throws(CollectionError) in
+            var created = now
+            let old: [UInt8]?
+            do throws(MappedKVError) { old = try transaction.payload(forKey: storeKey) } catch { throw .store(error) }
+            if let old, let record = try? old.withUnsafeBytes({ try EntryRecord(decoding: $0) }) {
+                created = record.createdMilliseconds
+            }
+            let record = EntryRecord(
+                createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)
+            let conflict = indexes.state.withLock { state in
+                state.buckets[name].flatMap { set in set.uniqueConflict(set.values(of: record, key: key), key: key) }
+            }
+            if let conflict {
+                throw .uniqueConflict(bucket: name, index: conflict.index, key: key, existingKey: conflict.other)
+            }
+            do throws(MappedKVError) {
                 try transaction.set(EntryPayload(bytes: record.encoded()), forKey: storeKey)
+            } catch {
+                throw .store(error)
+            }
+            indexes.state.withLock { state in
+                state.buckets[name]?.apply(record, key: key)
+                state.changes &+= 1
             }
         }
     }
@@ -60,9 +76,22 @@ public final class Bucket<Value: Sendable>: Sendable {
     @discardableResult
     public func remove(_ key: String) throws(CollectionError) -> Bool {
         let storeKey = CollectionKey.encode(bucket: name, key: key)
-        let removed = try collectionCall { try store.removeValues(forKeys: [storeKey]) }
+        let name = self.name
+        let removed = try indexes.inSection { (transaction) throws(CollectionError) -> Bool in
+            do throws(MappedKVError) {
+                guard try transaction.contains(storeKey) else { return false }
+                try transaction.removeValue(forKey: storeKey)
+            } catch {
+                throw .store(error)
+            }
+            indexes.state.withLock { state in
+                state.buckets[name]?.apply(nil, key: key)
+                state.changes &+= 1
+            }
+            return true
+        }
         cache.withLock { $0.remove(key) }
-        return removed > 0
+        return removed
     }
 
     // MARK: Reading

@@ -15,6 +15,13 @@ public enum CollectionError: Error, Equatable, Sendable, CustomStringConvertible
     case encodingFailed(bucket: String, key: String, reason: String)
     /// The serializer could not decode the stored value.
     case decodingFailed(bucket: String, key: String, reason: String)
+    /// A query or index operation names an index the bucket does not have.
+    case unknownIndex(bucket: String, name: String)
+    /// A put or a new unique index would give two entries the same value of a unique index;
+    /// nothing was changed.
+    case uniqueConflict(bucket: String, index: String, key: String, existingKey: String)
+    /// An index definition is not valid (a name in use with another definition, a bad source).
+    case invalidIndex(bucket: String, name: String, reason: String)
 
     /// What happened, to which store or entry, and what to do.
     public var description: String {
@@ -34,6 +41,13 @@ public enum CollectionError: Error, Equatable, Sendable, CustomStringConvertible
         case .decodingFailed(let bucket, let key, let reason):
             "the value of '\(key)' in bucket '\(bucket)' could not be decoded by the bucket's serializer "
                 + "(\(reason)): open the bucket with the serializer and type it was written with"
+        case .unknownIndex(let bucket, let name):
+            "bucket '\(bucket)' has no index '\(name)': add it first (Bucket.addIndex, `mappedkv bucket index add`)"
+        case .uniqueConflict(let bucket, let index, let key, let existingKey):
+            "'\(key)' would have the same value of the unique index '\(index)' of bucket '\(bucket)' as "
+                + "'\(existingKey)': nothing was changed"
+        case .invalidIndex(let bucket, let name, let reason):
+            "index '\(name)' of bucket '\(bucket)': \(reason)"
         }
     }
 }

@@ -13,6 +13,18 @@ enum CollectionKey {
         "\u{2}\(bucket.utf8.count):\(bucket)\(key)"
     }
 
+    /// The first character of every index definition key (U+0003).
+    static let definitionPrefix: UInt8 = 3
+
+    /// The store key of the definition of index `name` of `bucket`: as an entry key, with U+0003.
+    static func definitionKey(bucket: String, name: String) -> String { "\u{3}\(bucket.utf8.count):\(bucket)\(name)" }
+
+    /// The (bucket, index name) of a definition key, or nil.
+    static func decodeDefinition(_ storeKey: String) -> (bucket: String, name: String)? {
+        guard storeKey.utf8.first == definitionPrefix else { return nil }
+        return decode("\u{2}" + storeKey.dropFirst()).map { (bucket: $0.bucket, name: $0.key) }
+    }
+
     /// The prefix every key of `bucket` starts with.
     static func prefix(ofBucket bucket: String) -> String { "\u{2}\(bucket.utf8.count):\(bucket)" }
 

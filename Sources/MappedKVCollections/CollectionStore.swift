@@ -26,6 +26,8 @@ public final class CollectionStore: Sendable {
     /// The store underneath, opened with ``MappedKV/Configuration/opensCollectionStores``: use it
     /// for store-wide operations (sync, trim, rekey, backup), not for reading entries.
     public let store: MappedKV
+    /// This process's indexes of the store, shared by every handle on it.
+    let indexes: CollectionIndexes
 
     /// The marker's value: the format version of the entry records.
     static let formatVersion = "1"
@@ -46,6 +48,7 @@ public final class CollectionStore: Sendable {
         }
         do {
             try Self.checkMarker(store, id: id)
+            indexes = try CollectionIndexes.shared(for: store)
         } catch {
             store.close()
             throw error
@@ -79,7 +82,7 @@ public final class CollectionStore: Sendable {
     public func bucket<S: EntrySerializer>(
         _ name: String, serializer: S, cacheLimit: Int = 1_000
     ) -> Bucket<S.Value> where S.Value: Sendable {
-        Bucket(name: name, store: store, serializer: serializer, cacheLimit: cacheLimit)
+        Bucket(name: name, store: store, indexes: indexes, serializer: serializer, cacheLimit: cacheLimit)
     }
 
     /// The bucket `name` of `Codable` values stored as JSON.

@@ -15,7 +15,7 @@ import MappedKVFormat
 //     bytes    the serialized value, to the end of the payload
 
 /// An entry as stored: times, metadata and the serializer's bytes.
-struct EntryRecord: Equatable {
+struct EntryRecord: Equatable, Sendable {
     /// The format version this module writes.
     static let version: UInt8 = 1
 

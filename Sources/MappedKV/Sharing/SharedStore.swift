@@ -1,3 +1,4 @@
+import Glibc
 import Logging
 import MappedKVFormat
 import MappedKVIO
@@ -133,6 +134,15 @@ final class SharedStore: Sendable {
             // A change noticed after the last take, while this thread was still delivering.
             guard signal.pending.load(ordering: .sequentiallyConsistent) else { return }
         }
+    }
+
+    /// ``deliverChanges()``, then waits for a delivery running on another thread to finish, until
+    /// nothing is pending: every change noticed before the call has reached the subscribers.
+    func deliverChangesWaiting() {
+        repeat {
+            deliverChanges()
+            while delivering.load(ordering: .sequentiallyConsistent) { sched_yield() }
+        } while signal.pending.load(ordering: .sequentiallyConsistent)
     }
 }
 

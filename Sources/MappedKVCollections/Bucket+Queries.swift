@@ -1,0 +1,88 @@
+import MappedKV
+
+// Queries over a bucket's indexes. A query reads the indexes and then the entries they name; if
+// anything changed in between (a write by any thread or process), it runs again, and after a few
+// tries it runs inside the store's exclusive section, so every page is one state of the store.
+extension Bucket {
+    /// The entries `query` selects, in its order, one page at a time.
+    ///
+    /// ```swift
+    /// // let recent = try posts.query(Query(where: [.greater("likes", .int(10))], orderBy: "created",
+    /// //                                   descending: true, limit: 20))
+    /// // let next = try posts.query(Query(orderBy: "created", descending: true, limit: 20, after: recent.cursor))
+    /// ```
+    ///
+    /// - Throws: ``CollectionError/unknownIndex(bucket:name:)`` for a condition or order on an
+    ///   index the bucket does not have.
+    public func query(_ query: Query) throws(CollectionError) -> QueryPage<Value> {
+        for _ in 0..<4 {
+            try indexes.synchronize()
+            let (before, rows) = try selectRows(query)
+            let page = try fetch(rows, query)
+            do { try store.synchronizeChanges() } catch { throw .store(error) }
+            let after = indexes.state.withLock { $0.changes }
+            if before == after, let page { return page }
+        }
+        // Writers kept changing the bucket: read it inside the exclusive section, where nothing can.
+        return try indexes.inSection { (_) throws(CollectionError) -> QueryPage<Value> in
+            let (_, rows) = try selectRows(query)
+            guard let page = try fetch(rows, query) else {
+                throw .store(.invalidArgument("entries changed inside the exclusive section"))
+            }
+            return page
+        }
+    }
+
+    /// The number of entries meeting every condition.
+    public func count(where conditions: [QueryCondition]) throws(CollectionError) -> Int {
+        try indexes.synchronize()
+        let bucket = self.name
+        if conditions.isEmpty { return try count }
+        return try indexes.state.withLock { (state) throws(CollectionError) -> Int in
+            guard let set = state.buckets[bucket] else {
+                throw .unknownIndex(bucket: bucket, name: conditions[0].indexName)
+            }
+            return try set.count(conditions)
+        }
+    }
+
+    /// The change count and the selected keys (one more than the limit) under the index lock.
+    private func selectRows(_ query: Query) throws(CollectionError) -> (UInt64, [(key: String, value: IndexValue?)]) {
+        let bucket = self.name
+        let selected = try indexes.state.withLock {
+            (state) throws(CollectionError) -> (UInt64, [(key: String, value: IndexValue?)])? in
+            guard let set = state.buckets[bucket] else { return nil }
+            return (state.changes, try set.run(query))
+        }
+        if let selected { return selected }
+        // A bucket without indexes can only be listed by key.
+        if let first = query.conditions.first { throw .unknownIndex(bucket: bucket, name: first.indexName) }
+        if let order = query.order { throw .unknownIndex(bucket: bucket, name: order) }
+        let changes = indexes.state.withLock { $0.changes }
+        var keys = try keys()
+        if query.descending { keys.reverse() }
+        if let after = query.after?.key {
+            keys = keys.filter {
+                query.descending
+                    ? $0.utf8.lexicographicallyPrecedes(after.utf8) : after.utf8.lexicographicallyPrecedes($0.utf8)
+            }
+        }
+        return (changes, keys.prefix(query.limit.map { $0 + 1 } ?? Int.max).map { ($0, nil) })
+    }
+
+    /// The entries of `rows` up to the limit and the cursor after them; nil if one is gone.
+    private func fetch(
+        _ rows: [(key: String, value: IndexValue?)], _ query: Query
+    ) throws(CollectionError) -> QueryPage<Value>? {
+        let pageRows = query.limit.map { Array(rows.prefix($0)) } ?? rows
+        var entries: [Entry<Value>] = []
+        entries.reserveCapacity(pageRows.count)
+        for row in pageRows {
+            guard let entry = try entry(forKey: row.key) else { return nil }
+            entries.append(entry)
+        }
+        let more = query.limit.map { rows.count > $0 } ?? false
+        let cursor = more ? pageRows.last.map { QueryCursor(value: $0.value, key: $0.key) } : nil
+        return QueryPage(entries: entries, cursor: cursor)
+    }
+}

@@ -1,0 +1,221 @@
+// One index of a bucket behind a type-erased face: the query engine and the index maintenance
+// speak `IndexValue`; inside, values are kept as the index type's key (Int64, Double or UTF-8
+// ordered String). The invariant: the index holds exactly the bucket's entries that have a value of
+// its type, each once, at the position of (value, key).
+
+/// What the rest of the module needs of one index.
+protocol AnyBucketIndex: AnyObject {
+    var definition: IndexDefinition { get }
+    /// Entries with a value in this index.
+    var count: Int { get }
+    /// Sets the value of entry `id` (nil: not in the index); false if `value` does not fit the type.
+    @discardableResult
+    func set(_ value: IndexValue?, for id: UInt32) -> Bool
+    /// The value of entry `id`, if it has one.
+    func value(of id: UInt32) -> IndexValue?
+    /// Whether entry `id` meets `condition` (on this index).
+    func meets(_ id: UInt32, _ condition: QueryCondition) -> Bool
+    /// The entry other than `id` with this value, if any (for unique indexes).
+    func otherEntry(with value: IndexValue, than id: UInt32?) -> UInt32?
+    /// Calls `visit` with the entries meeting `conditions` (all on this index) in index order,
+    /// starting after `cursor` if given, until it returns false.
+    func walk(_ conditions: [QueryCondition], descending: Bool, after cursor: QueryCursor?, _ visit: (UInt32) -> Bool)
+    /// The number of entries meeting `conditions` (all on this index), if they are ranges only.
+    func rangeCount(_ conditions: [QueryCondition]) -> Int?
+    /// Approximate bytes of memory held.
+    var memoryBytes: Int { get }
+}
+
+/// An index whose values are kept as `K`.
+final class BucketIndex<K: IndexKey>: AnyBucketIndex {
+    let definition: IndexDefinition
+    private let ordered: OrderedIndex<K>
+
+    init(_ definition: IndexDefinition, table: KeyTable) {
+        self.definition = definition
+        self.ordered = OrderedIndex(table: table)
+    }
+
+    var count: Int { ordered.count }
+
+    private func key(_ value: IndexValue) -> K? { K(value, type: definition.type) }
+
+    func set(_ value: IndexValue?, for id: UInt32) -> Bool {
+        guard let value else {
+            ordered.set(nil, for: id)
+            return true
+        }
+        guard let key = key(value) else {
+            ordered.set(nil, for: id)
+            return false
+        }
+        ordered.set(key, for: id)
+        return true
+    }
+
+    func value(of id: UInt32) -> IndexValue? { ordered.value(of: id)?.indexValue(type: definition.type) }
+
+    func meets(_ id: UInt32, _ condition: QueryCondition) -> Bool {
+        guard let stored = ordered.value(of: id) else { return false }
+        return Self.meets(stored, condition, type: definition.type)
+    }
+
+    /// Whether `stored` meets `condition`; a bound that does not fit the type is never met.
+    private static func meets(_ stored: K, _ condition: QueryCondition, type: IndexType) -> Bool {
+        switch condition {
+        case .equal(_, let value): return K(value, type: type).map { stored == $0 } ?? false
+        case .less(_, let value): return K(value, type: type).map { stored < $0 } ?? false
+        case .lessOrEqual(_, let value): return K(value, type: type).map { stored <= $0 } ?? false
+        case .greater(_, let value): return K(value, type: type).map { stored > $0 } ?? false
+        case .greaterOrEqual(_, let value): return K(value, type: type).map { stored >= $0 } ?? false
+        case .prefix(_, let text):
+            guard case .string(let string) = stored.indexValue(type: type) else { return false }
+            return string.utf8.starts(with: text.utf8)
+        case .oneOf(_, let values): return values.contains { K($0, type: type).map { stored == $0 } ?? false }
+        }
+    }
+
+    func otherEntry(with value: IndexValue, than id: UInt32?) -> UInt32? {
+        guard let key = key(value) else { return nil }
+        var found: UInt32?
+        ordered.forEachAscending(from: ordered.position(atOrAfter: key, inclusive: true), to: ordered.end) {
+            stored, other in
+            guard stored == key else { return false }
+            if other != id {
+                found = other
+                return false
+            }
+            return true
+        }
+        return found
+    }
+
+    /// The lowest and highest bounds the range conditions set: (value, inclusive) each.
+    private func bounds(_ conditions: [QueryCondition]) -> (lower: (K, Bool)?, upper: (K, Bool)?, empty: Bool) {
+        var lower: (K, Bool)?
+        var upper: (K, Bool)?
+        var empty = false
+        func raise(_ key: K, _ inclusive: Bool) {
+            if let current = lower, current.0 > key || (current.0 == key && !current.1) { return }
+            lower = (key, inclusive)
+        }
+        func lowerUpper(_ key: K, _ inclusive: Bool) {
+            if let current = upper, current.0 < key || (current.0 == key && !current.1) { return }
+            upper = (key, inclusive)
+        }
+        for condition in conditions {
+            switch condition {
+            case .equal(_, let value):
+                guard let key = key(value) else {
+                    empty = true
+                    continue
+                }
+                raise(key, true)
+                lowerUpper(key, true)
+            case .less(_, let value):
+                if let key = key(value) { lowerUpper(key, false) } else { empty = true }
+            case .lessOrEqual(_, let value):
+                if let key = key(value) { lowerUpper(key, true) } else { empty = true }
+            case .greater(_, let value):
+                if let key = key(value) { raise(key, false) } else { empty = true }
+            case .greaterOrEqual(_, let value):
+                if let key = key(value) { raise(key, true) } else { empty = true }
+            case .prefix(_, let text):
+                if let key = K(.string(text), type: definition.type) { raise(key, true) } else { empty = true }
+            case .oneOf: break
+            }
+        }
+        return (lower, upper, empty)
+    }
+
+    /// Whether `key` is past the upper bound.
+    private static func isAbove(_ key: K, _ upper: (K, Bool)?) -> Bool {
+        guard let upper else { return false }
+        return upper.1 ? key > upper.0 : key >= upper.0
+    }
+
+    private static func isBelow(_ key: K, _ lower: (K, Bool)?) -> Bool {
+        guard let lower else { return false }
+        return lower.1 ? key < lower.0 : key <= lower.0
+    }
+
+    func walk(
+        _ conditions: [QueryCondition], descending: Bool, after cursor: QueryCursor?, _ visit: (UInt32) -> Bool
+    ) {
+        let (lower, upper, empty) = bounds(conditions)
+        guard !empty else { return }
+        let type = definition.type
+        let residual = conditions.filter {
+            if case .prefix = $0 { return true }
+            if case .oneOf = $0 { return true }
+            return false
+        }
+        let cursorKey = cursor?.value.flatMap { K($0, type: type) }
+        if !descending {
+            var from = lower.map { ordered.position(atOrAfter: $0.0, inclusive: $0.1) } ?? ordered.start
+            if let cursor, let cursorKey {
+                let afterCursor = ordered.position(after: cursorKey, key: cursor.key)
+                if afterCursor.chunk > from.chunk
+                    || (afterCursor.chunk == from.chunk && afterCursor.offset > from.offset)
+                {
+                    from = afterCursor
+                }
+            }
+            ordered.forEachAscending(from: from, to: ordered.end) { key, id in
+                if Self.isAbove(key, upper) { return false }
+                // A prefix range ends at the first string without the prefix.
+                for condition in residual where !Self.meets(key, condition, type: type) {
+                    if case .prefix = condition { return false }
+                    return true
+                }
+                return visit(id)
+            }
+        } else {
+            var to = upper.map { ordered.position(atOrAfter: $0.0, inclusive: !$0.1) } ?? ordered.end
+            if let cursor, let cursorKey {
+                // Entries strictly before (value, key): the position of the first at or after it.
+                let atCursor =
+                    ordered.firstPosition { element, id in
+                        element != cursorKey
+                            ? element > cursorKey
+                            : !ordered.table.key(of: id).utf8.lexicographicallyPrecedes(cursor.key.utf8)
+                    } ?? ordered.end
+                if atCursor.chunk < to.chunk || (atCursor.chunk == to.chunk && atCursor.offset < to.offset) {
+                    to = atCursor
+                }
+            }
+            ordered.forEachDescending(from: ordered.start, to: to) { key, id in
+                if Self.isBelow(key, lower) { return false }
+                for condition in residual where !Self.meets(key, condition, type: type) { return true }
+                return visit(id)
+            }
+        }
+    }
+
+    func rangeCount(_ conditions: [QueryCondition]) -> Int? {
+        for condition in conditions {
+            if case .prefix = condition { return nil }
+            if case .oneOf = condition { return nil }
+        }
+        let (lower, upper, empty) = bounds(conditions)
+        if empty { return 0 }
+        let from = lower.map { ordered.position(atOrAfter: $0.0, inclusive: $0.1) } ?? ordered.start
+        let to = upper.map { ordered.position(atOrAfter: $0.0, inclusive: !$0.1) } ?? ordered.end
+        return ordered.distance(from: from, to: to)
+    }
+
+    var memoryBytes: Int {
+        // An element in a chunk (value and ID) and a slot in the by-ID value array.
+        ordered.count * (MemoryLayout<K>.stride + MemoryLayout<UInt32>.stride)
+            + ordered.values.capacity * MemoryLayout<K?>.stride
+    }
+}
+
+/// A new index of the type its definition names.
+func makeIndex(_ definition: IndexDefinition, table: KeyTable) -> any AnyBucketIndex {
+    switch definition.type {
+    case .int, .date: BucketIndex<Int64>(definition, table: table)
+    case .double: BucketIndex<Double>(definition, table: table)
+    case .string: BucketIndex<UTF8Key>(definition, table: table)
+    }
+}

@@ -1,0 +1,158 @@
+// The indexes of one bucket and the IDs of its entries, with the query engine over them. The
+// invariant: every entry of the bucket that exists in the store has an ID in `table`, and each index
+// holds each such entry's value for it (none when the entry has no value of the index's type).
+
+/// An index computed by a closure in this process only.
+struct ClosureIndex: Sendable {
+    var definition: IndexDefinition
+    var extract: @Sendable (EntryRecord, String) -> IndexValue?
+}
+
+/// A bucket's indexes. Unchecked `Sendable`: it is only ever used under the mutex of
+/// ``CollectionIndexes/state`` (or before it is put there).
+final class BucketIndexSet: @unchecked Sendable {
+    let bucket: String
+    let table = KeyTable()
+    private(set) var indexes: [String: any AnyBucketIndex] = [:]
+    private(set) var closures: [String: ClosureIndex] = [:]
+
+    init(bucket: String) { self.bucket = bucket }
+
+    var definitions: [IndexDefinition] { indexes.values.map(\.definition).sorted { $0.name < $1.name } }
+
+    /// The values `record` (of `key`) has for each index, by index name.
+    func values(of record: EntryRecord, key: String) -> [String: IndexValue] {
+        var result: [String: IndexValue] = [:]
+        for (name, index) in indexes {
+            let value =
+                closures[name].map { $0.extract(record, key) } ?? IndexExtraction.value(index.definition, of: record)
+            if let value { result[name] = value }
+        }
+        return result
+    }
+
+    /// The first unique index on which another entry already has `values`' value, if any.
+    func uniqueConflict(_ values: [String: IndexValue], key: String) -> (index: String, other: String)? {
+        let id = table.id(of: key)
+        for (name, index) in indexes where index.definition.isUnique {
+            if let value = values[name], let other = index.otherEntry(with: value, than: id) {
+                return (name, table.key(of: other))
+            }
+        }
+        return nil
+    }
+
+    /// Records that `key` now holds `record` (nil: removed).
+    func apply(_ record: EntryRecord?, key: String) {
+        guard let record else {
+            guard let id = table.id(of: key) else { return }
+            for index in indexes.values { index.set(nil, for: id) }
+            table.release(key)
+            return
+        }
+        let id = table.assign(key)
+        let values = values(of: record, key: key)
+        for (name, index) in indexes { index.set(values[name], for: id) }
+    }
+
+    /// Adds an index and fills it from `entries` (every entry of the bucket); returns the first
+    /// pair of keys that share a value if the index is unique and two do (then nothing is added).
+    func add(
+        _ definition: IndexDefinition, closure: ClosureIndex?, entries: [(key: String, record: EntryRecord)]
+    ) -> (String, String)? {
+        let index = makeIndex(definition, table: table)
+        for (key, record) in entries {
+            let id = table.assign(key)
+            let value = closure.map { $0.extract(record, key) } ?? IndexExtraction.value(definition, of: record)
+            guard let value else { continue }
+            if definition.isUnique, let other = index.otherEntry(with: value, than: id) {
+                return (table.key(of: other), key)
+            }
+            index.set(value, for: id)
+        }
+        indexes[definition.name] = index
+        if let closure { closures[definition.name] = closure } else { closures[definition.name] = nil }
+        return nil
+    }
+
+    /// Drops the index `name`.
+    func removeIndex(_ name: String) {
+        indexes[name] = nil
+        closures[name] = nil
+    }
+
+    // MARK: Queries
+
+    /// The keys of the entries `query` selects, in order, at most `limit + 1` of them (one more
+    /// than a page, to tell whether another page follows), with their ordering values.
+    func run(_ query: Query) throws(CollectionError) -> [(key: String, value: IndexValue?)] {
+        for condition in query.conditions where indexes[condition.indexName] == nil {
+            throw .unknownIndex(bucket: bucket, name: condition.indexName)
+        }
+        let want = query.limit.map { $0 + 1 } ?? Int.max
+        guard want > 0 else { return [] }
+        var result: [(key: String, value: IndexValue?)] = []
+        if let orderName = query.order {
+            guard let order = indexes[orderName] else { throw .unknownIndex(bucket: bucket, name: orderName) }
+            let own = query.conditions.filter { $0.indexName == orderName }
+            let others = query.conditions.filter { $0.indexName != orderName }
+            order.walk(own, descending: query.descending, after: query.after) { id in
+                guard meetsAll(id, others) else { return true }
+                result.append((table.key(of: id), order.value(of: id)))
+                return result.count < want
+            }
+            return result
+        }
+        // Ordered by key: the candidates of the first condition's index, or every entry.
+        var keys: [String] = []
+        if let first = query.conditions.first, let index = indexes[first.indexName] {
+            let own = query.conditions.filter { $0.indexName == first.indexName }
+            let others = query.conditions.filter { $0.indexName != first.indexName }
+            index.walk(own, descending: false, after: nil) { id in
+                if meetsAll(id, others) { keys.append(table.key(of: id)) }
+                return true
+            }
+        } else {
+            keys = table.keys.filter { table.id(of: $0) != nil }
+        }
+        keys.sort {
+            query.descending ? $1.utf8.lexicographicallyPrecedes($0.utf8) : $0.utf8.lexicographicallyPrecedes($1.utf8)
+        }
+        if let after = query.after?.key {
+            keys = keys.filter {
+                query.descending
+                    ? $0.utf8.lexicographicallyPrecedes(after.utf8) : after.utf8.lexicographicallyPrecedes($0.utf8)
+            }
+        }
+        return keys.prefix(want).map { ($0, nil) }
+    }
+
+    /// The number of entries meeting `conditions`.
+    func count(_ conditions: [QueryCondition]) throws(CollectionError) -> Int {
+        for condition in conditions where indexes[condition.indexName] == nil {
+            throw .unknownIndex(bucket: bucket, name: condition.indexName)
+        }
+        guard let first = conditions.first, let index = indexes[first.indexName] else { return table.count }
+        if conditions.allSatisfy({ $0.indexName == first.indexName }), let count = index.rangeCount(conditions) {
+            return count
+        }
+        let own = conditions.filter { $0.indexName == first.indexName }
+        let others = conditions.filter { $0.indexName != first.indexName }
+        var count = 0
+        index.walk(own, descending: false, after: nil) { id in
+            if meetsAll(id, others) { count += 1 }
+            return true
+        }
+        return count
+    }
+
+    private func meetsAll(_ id: UInt32, _ conditions: [QueryCondition]) -> Bool {
+        conditions.allSatisfy { indexes[$0.indexName]?.meets(id, $0) ?? false }
+    }
+
+    /// Approximate bytes held by the indexes and the ID table.
+    var memoryBytes: Int {
+        indexes.values.reduce(0) { $0 + $1.memoryBytes }
+            + table.capacity * (MemoryLayout<String>.stride * 2 + MemoryLayout<UInt32>.stride)
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import MappedKV
+import Synchronization
+
+// The indexes of one collection store in this process, shared by every handle on it, and kept in
+// step with the store. The invariants:
+// - every change to the indexes happens inside the store's exclusive section, so index updates are
+//   applied in the order the store's writes were made, by any thread of any process;
+// - after `synchronize()`, every write made before the call (by this process or another) is in the
+//   indexes: other processes' writes arrive as external changes, recorded as dirty keys by the
+//   handler (which never calls the store) and applied from the store's current bytes.
+
+/// Index state under the mutex.
+struct IndexState {
+    var buckets: [String: BucketIndexSet] = [:]
+    /// Store keys other processes changed that are not applied yet.
+    var dirty: Set<String> = []
+    /// Another process changed the store in a way that names no keys (compaction, clear, reload).
+    var needsRebuild = false
+    /// Counts every change applied or noticed: a query that saw the same count before and after
+    /// reading its entries read one state.
+    var changes: UInt64 = 0
+}
+
+/// The indexes of one collection store in this process.
+final class CollectionIndexes: Sendable {
+    let store: MappedKV
+    let state: Mutex<IndexState>
+    private let observation: Mutex<ExternalChangeObservation?>
+
+    private init(store: MappedKV) {
+        self.store = store
+        self.state = Mutex(IndexState())
+        self.observation = Mutex(nil)
+    }
+
+    deinit { observation.withLock { $0?.cancel() } }
+
+    private final class WeakIndexes: @unchecked Sendable {
+        weak var value: CollectionIndexes?
+        init(_ value: CollectionIndexes) { self.value = value }
+    }
+
+    private static let registry = Mutex<[String: WeakIndexes]>([:])
+
+    /// The process's indexes of the store `store` is a handle of, built if no handle has them.
+    static func shared(for store: MappedKV) throws(CollectionError) -> CollectionIndexes {
+        let path = store.location.dataPath
+        if let existing = registry.withLock({ $0[path]?.value }) { return existing }
+        let handle: MappedKV
+        do {
+            handle = try MappedKV(
+                id: store.location.id, directory: store.location.directory, configuration: store.configuration)
+        } catch {
+            throw .store(error)
+        }
+        let indexes = CollectionIndexes(store: handle)
+        try indexes.start()
+        return registry.withLock { registry in
+            if let existing = registry[path]?.value { return existing }
+            registry[path] = WeakIndexes(indexes)
+            return indexes
+        }
+    }
+
+    /// Subscribes to other processes' changes, then builds every stored index.
+    private func start() throws(CollectionError) {
+        let token = store.observeExternalChanges { [weak self] change in
+            self?.state.withLock { state in
+                if let keys = change.changedKeys {
+                    for key in keys where key.utf8.first == 2 || key.utf8.first == CollectionKey.definitionPrefix {
+                        state.dirty.insert(key)
+                    }
+                } else {
+                    state.needsRebuild = true
+                }
+                state.changes &+= 1
+            }
+        }
+        observation.withLock { $0 = token }
+        try inSection { transaction throws(CollectionError) in try rebuild(transaction) }
+    }
+
+    // MARK: Sections
+
+    /// Runs `body` inside the store's exclusive section, after applying what other processes changed.
+    func inSection<R>(_ body: (MappedKV.Transaction) throws(CollectionError) -> R) throws(CollectionError) -> R {
+        let result: Result<R, CollectionError>
+        do {
+            result = try store.withExclusiveLock { transaction in
+                do throws(CollectionError) {
+                    try applyPending(transaction)
+                    return .success(try body(transaction))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } catch let error as MappedKVError {
+            throw .store(error)
+        } catch {
+            throw .store(.invalidArgument("\(error)"))
+        }
+        return try result.get()
+    }
+
+    /// Brings the indexes up to date with every write made before the call.
+    func synchronize() throws(CollectionError) {
+        do { try store.synchronizeChanges() } catch { throw .store(error) }
+        guard state.withLock({ !$0.dirty.isEmpty || $0.needsRebuild }) else { return }
+        try inSection { _ throws(CollectionError) in }
+    }
+
+    /// Applies other processes' changes (inside the section, so nothing changes meanwhile).
+    private func applyPending(_ transaction: MappedKV.Transaction) throws(CollectionError) {
+        while true {
+            do { try store.synchronizeChanges() } catch { throw .store(error) }
+            let (dirty, rebuildAll) = state.withLock { state in
+                defer {
+                    state.dirty = []
+                    state.needsRebuild = false
+                }
+                return (state.dirty, state.needsRebuild)
+            }
+            if rebuildAll {
+                try rebuild(transaction)
+                continue
+            }
+            guard !dirty.isEmpty else { return }
+            for storeKey in dirty {
+                let payload: [UInt8]?
+                do { payload = try transaction.payload(forKey: storeKey) } catch { throw .store(error) }
+                try applyStored(storeKey, payload: payload, transaction)
+            }
+        }
+    }
+
+    /// Applies the current bytes of one changed key: an entry, or an index definition.
+    private func applyStored(
+        _ storeKey: String, payload: [UInt8]?, _ transaction: MappedKV.Transaction
+    ) throws(CollectionError) {
+        if let (bucket, key) = CollectionKey.decode(storeKey) {
+            let record = payload.flatMap { bytes in try? bytes.withUnsafeBytes { try EntryRecord(decoding: $0) } }
+            state.withLock { state in
+                state.buckets[bucket]?.apply(record, key: key)
+                state.changes &+= 1
+            }
+        } else if let (bucket, _) = CollectionKey.decodeDefinition(storeKey), let payload {
+            guard let definition = try? JSONDecoder().decode(IndexDefinition.self, from: Data(payload)) else { return }
+            let entries = try Self.entries(of: bucket, transaction)
+            state.withLock { state in
+                let set = state.buckets[bucket] ?? BucketIndexSet(bucket: bucket)
+                if set.indexes[definition.name]?.definition != definition {
+                    _ = set.add(definition, closure: nil, entries: entries)
+                }
+                state.buckets[bucket] = set
+                state.changes &+= 1
+            }
+        }
+    }
+
+    // MARK: Building
+
+    /// Rebuilds every stored index from the store, keeping this process's closure indexes.
+    private func rebuild(_ transaction: MappedKV.Transaction) throws(CollectionError) {
+        var definitions: [String: [IndexDefinition]] = [:]
+        do {
+            try transaction.forEachRawEntry { key, payload in
+                guard key.first == CollectionKey.definitionPrefix,
+                    let (bucket, _) = CollectionKey.decodeDefinition(String(decoding: key, as: UTF8.self)),
+                    let definition = try? JSONDecoder().decode(IndexDefinition.self, from: Data(payload))
+                else { return }
+                definitions[bucket, default: []].append(definition)
+            }
+        } catch {
+            throw .store(.invalidArgument("\(error)"))
+        }
+        let closures = state.withLock { state in
+            state.buckets.mapValues { set in set.closures.values.map { $0 } }
+        }
+        var entriesByBucket: [String: [(key: String, record: EntryRecord)]] = [:]
+        let wanted = Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys)
+        if !wanted.isEmpty {
+            do {
+                try transaction.forEachRawEntry { key, payload in
+                    guard key.first == 2,
+                        let (bucket, entryKey) = CollectionKey.decode(String(decoding: key, as: UTF8.self)),
+                        wanted.contains(bucket), let record = try? EntryRecord(decoding: payload)
+                    else { return }
+                    entriesByBucket[bucket, default: []].append((entryKey, record))
+                }
+            } catch {
+                throw .store(.invalidArgument("\(error)"))
+            }
+        }
+        var buckets: [String: BucketIndexSet] = [:]
+        for bucket in wanted {
+            let set = BucketIndexSet(bucket: bucket)
+            let entries = entriesByBucket[bucket] ?? []
+            for (key, _) in entries { _ = set.table.assign(key) }
+            for definition in definitions[bucket] ?? [] { _ = set.add(definition, closure: nil, entries: entries) }
+            for closure in closures[bucket] ?? [] {
+                _ = set.add(closure.definition, closure: closure, entries: entries)
+            }
+            buckets[bucket] = set
+        }
+        state.withLock { state in
+            state.buckets = buckets
+            state.changes &+= 1
+        }
+    }
+
+    /// Every entry of `bucket`, decoded.
+    static func entries(
+        of bucket: String, _ transaction: MappedKV.Transaction
+    ) throws(CollectionError) -> [(key: String, record: EntryRecord)] {
+        let prefix = Array(CollectionKey.prefix(ofBucket: bucket).utf8)
+        var entries: [(key: String, record: EntryRecord)] = []
+        do {
+            try transaction.forEachRawEntry { key, payload in
+                guard key.starts(with: prefix),
+                    let (owner, entryKey) = CollectionKey.decode(String(decoding: key, as: UTF8.self)),
+                    owner == bucket, let record = try? EntryRecord(decoding: payload)
+                else { return }
+                entries.append((entryKey, record))
+            }
+        } catch {
+            throw .store(.invalidArgument("\(error)"))
+        }
+        return entries
+    }
+}

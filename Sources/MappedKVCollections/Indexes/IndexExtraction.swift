@@ -1,0 +1,47 @@
+import Foundation
+
+// The value an index takes from one entry record: from the JSON value, a metadata item, or the
+// entry's times. The invariant: a value that does not fit the index's type is no value (the entry
+// is left out of that index), never a converted guess.
+enum IndexExtraction {
+    /// The value of `definition` for `record`, or nil if the entry has none of the right type.
+    static func value(_ definition: IndexDefinition, of record: EntryRecord) -> IndexValue? {
+        switch definition.source {
+        case .created: return definition.type == .date ? .date(EntryRecord.date(record.createdMilliseconds)) : nil
+        case .modified: return definition.type == .date ? .date(EntryRecord.date(record.modifiedMilliseconds)) : nil
+        case .metadata(let name):
+            guard let item = record.metadata[name] else { return nil }
+            switch (item, definition.type) {
+            case (.int(let number), .int), (.int(let number), .double): return .int(number)
+            case (.double(let number), .double): return .double(number)
+            case (.string(let text), .string): return .string(text)
+            case (.date(let date), .date): return .date(date)
+            default: return nil
+            }
+        case .valuePath(let path):
+            let scalar = record.valueBytes.withUnsafeBytes { JSONPathScanner.scalar(at: path, in: $0) }
+            guard let scalar else { return nil }
+            return value(scalar, as: definition.type)
+        }
+    }
+
+    /// A JSON scalar as a value of `type`: integers for int, numbers for double, strings for
+    /// string, and for date a number of milliseconds since 1970 (the default serializer's dates)
+    /// or an ISO 8601 string.
+    static func value(_ scalar: JSONScalar, as type: IndexType) -> IndexValue? {
+        switch (scalar, type) {
+        case (.number(_, let exact?), .int): return .int(exact)
+        case (.number(let number, _), .double): return .double(number)
+        case (.string(let text), .string): return .string(text)
+        case (.number(let number, _), .date): return .date(Date(timeIntervalSince1970: number / 1000))
+        case (.string(let text), .date): return parseDate(text).map(IndexValue.date)
+        default: return nil
+        }
+    }
+
+    /// An ISO 8601 date (with or without fractional seconds).
+    static func parseDate(_ text: String) -> Date? {
+        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+}

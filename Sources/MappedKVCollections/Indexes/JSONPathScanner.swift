@@ -1,0 +1,200 @@
+// Reads one scalar out of a JSON document without building it: the value an index over a path
+// (`value.user.age`) needs from every entry, at open and at every put. The invariant: the scanner
+// never reads outside the buffer, and it answers nil (no value) for anything that is not a JSON
+// document with a scalar at that path, so a malformed value is left out of the index, never misread.
+
+/// A scalar found at a JSON path.
+enum JSONScalar: Equatable {
+    case number(Double, exactInteger: Int64?)
+    case string(String)
+    case bool(Bool)
+}
+
+/// A forward-only reader over the UTF-8 bytes of a JSON document.
+struct JSONPathScanner {
+    private let bytes: UnsafeRawBufferPointer
+    private var position = 0
+
+    private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// The scalar at `path` (object member names, outermost first) in `document`, or nil when the
+    /// path is absent, leads to an object, an array or null, or the document is malformed on the way.
+    static func scalar(at path: [String], in document: UnsafeRawBufferPointer) -> JSONScalar? {
+        var scanner = JSONPathScanner(document)
+        return scanner.find(path[...])
+    }
+
+    private mutating func find(_ path: ArraySlice<String>) -> JSONScalar? {
+        skipSpace()
+        guard let name = path.first else { return readScalar() }
+        guard peek() == UInt8(ascii: "{") else { return nil }
+        position += 1
+        skipSpace()
+        if peek() == UInt8(ascii: "}") { return nil }
+        while true {
+            skipSpace()
+            guard peek() == UInt8(ascii: "\""), let member = readString() else { return nil }
+            skipSpace()
+            guard peek() == UInt8(ascii: ":") else { return nil }
+            position += 1
+            if member == name { return find(path.dropFirst()) }
+            guard skipValue() else { return nil }
+            skipSpace()
+            switch peek() {
+            case UInt8(ascii: ","): position += 1
+            default: return nil  // "}" ends the object without the member; anything else is malformed.
+            }
+        }
+    }
+
+    private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+
+    private mutating func skipSpace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+    }
+
+    /// A string, number or boolean at the current position.
+    private mutating func readScalar() -> JSONScalar? {
+        switch peek() {
+        case UInt8(ascii: "\""): return readString().map(JSONScalar.string)
+        case UInt8(ascii: "t"): return readLiteral("true") ? .bool(true) : nil
+        case UInt8(ascii: "f"): return readLiteral("false") ? .bool(false) : nil
+        case let byte? where byte == UInt8(ascii: "-") || (0x30...0x39).contains(byte): return readNumber()
+        default: return nil
+        }
+    }
+
+    private mutating func readLiteral(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard position + count <= bytes.count else { return false }
+        for offset in 0..<count where bytes[position + offset] != literal.utf8Start[offset] { return false }
+        position += count
+        return true
+    }
+
+    private mutating func readNumber() -> JSONScalar? {
+        let start = position
+        while let byte = peek(),
+            (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+        {
+            position += 1
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else { return nil }
+        return .number(value, exactInteger: Int64(text))
+    }
+
+    /// A string with its escapes resolved; the position is after the closing quote.
+    private mutating func readString() -> String? {
+        guard peek() == UInt8(ascii: "\"") else { return nil }
+        position += 1
+        let start = position
+        var hasEscape = false
+        while let byte = peek(), byte != UInt8(ascii: "\"") {
+            if byte == UInt8(ascii: "\\") {
+                hasEscape = true
+                position += 1
+            }
+            position += 1
+        }
+        guard position < bytes.count else { return nil }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+        position += 1
+        guard hasEscape else { return String(validating: raw, as: UTF8.self) }
+        return Self.unescape(raw)
+    }
+
+    /// Resolves the escapes of a string's contents, or nil if one is malformed.
+    private static func unescape(_ raw: UnsafeRawBufferPointer) -> String? {
+        var output: [UInt8] = []
+        output.reserveCapacity(raw.count)
+        var index = 0
+        var pendingHigh: UInt32?
+        func appendScalar(_ value: UInt32) -> Bool {
+            guard let scalar = Unicode.Scalar(value) else { return false }
+            output.append(contentsOf: Array(String(Character(scalar)).utf8))
+            return true
+        }
+        while index < raw.count {
+            let byte = raw[index]
+            guard byte == UInt8(ascii: "\\") else {
+                guard pendingHigh == nil else { return nil }
+                output.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 1 < raw.count else { return nil }
+            let escape = raw[index + 1]
+            index += 2
+            if escape == UInt8(ascii: "u") {
+                guard index + 4 <= raw.count,
+                    let code = UInt32(
+                        String(decoding: UnsafeRawBufferPointer(rebasing: raw[index..<index + 4]), as: UTF8.self),
+                        radix: 16)
+                else { return nil }
+                index += 4
+                if let high = pendingHigh {
+                    guard (0xDC00...0xDFFF).contains(code) else { return nil }
+                    pendingHigh = nil
+                    guard appendScalar(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)) else { return nil }
+                } else if (0xD800...0xDBFF).contains(code) {
+                    pendingHigh = code
+                } else {
+                    guard appendScalar(code) else { return nil }
+                }
+                continue
+            }
+            guard pendingHigh == nil else { return nil }
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escape)
+            case UInt8(ascii: "b"): output.append(0x08)
+            case UInt8(ascii: "f"): output.append(0x0C)
+            case UInt8(ascii: "n"): output.append(0x0A)
+            case UInt8(ascii: "r"): output.append(0x0D)
+            case UInt8(ascii: "t"): output.append(0x09)
+            default: return nil
+            }
+        }
+        guard pendingHigh == nil else { return nil }
+        return String(validating: output, as: UTF8.self)
+    }
+
+    /// Skips one value of any kind; false if it is malformed.
+    private mutating func skipValue() -> Bool {
+        skipSpace()
+        switch peek() {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0
+            while let byte = peek() {
+                switch byte {
+                case UInt8(ascii: "\""):
+                    guard skipString() else { return false }
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 {
+                        position += 1
+                        return true
+                    }
+                default: break
+                }
+                position += 1
+            }
+            return false
+        case UInt8(ascii: "\""): return skipString()
+        case UInt8(ascii: "n"): return readLiteral("null")
+        case .none: return false
+        default: return readScalar() != nil
+        }
+    }
+
+    private mutating func skipString() -> Bool {
+        position += 1
+        while let byte = peek(), byte != UInt8(ascii: "\"") { position += byte == UInt8(ascii: "\\") ? 2 : 1 }
+        guard position < bytes.count else { return false }
+        position += 1
+        return true
+    }
+}

@@ -1,0 +1,50 @@
+// Small integer IDs for the keys of a bucket's indexed entries, so that every index stores a 4-byte
+// ID per entry instead of the key. The invariant: an ID names one key from `assign` until `release`,
+// and `key(of:)` of an assigned ID is that key.
+
+/// The keys of a bucket's indexed entries and their IDs.
+final class KeyTable {
+    private(set) var keys: [String] = []
+    private var idByKey: [String: UInt32] = [:]
+    private var free: [UInt32] = []
+
+    /// The number of keys with an ID.
+    var count: Int { idByKey.count }
+
+    /// The ID of `key`, if it has one.
+    func id(of key: String) -> UInt32? { idByKey[key] }
+
+    /// The key of an assigned ID.
+    func key(of id: UInt32) -> String { keys[Int(id)] }
+
+    /// The ID of `key`, assigned if it has none.
+    func assign(_ key: String) -> UInt32 {
+        if let id = idByKey[key] { return id }
+        let id: UInt32
+        if let reused = free.popLast() {
+            id = reused
+            keys[Int(id)] = key
+        } else {
+            id = UInt32(keys.count)
+            keys.append(key)
+        }
+        idByKey[key] = id
+        return id
+    }
+
+    /// Forgets `key`; its ID may be given to another key.
+    func release(_ key: String) {
+        guard let id = idByKey.removeValue(forKey: key) else { return }
+        keys[Int(id)] = ""
+        free.append(id)
+    }
+
+    /// The highest ID in use plus one (the length an array indexed by ID needs).
+    var capacity: Int { keys.count }
+
+    /// Reserves room for `count` keys.
+    func reserve(_ count: Int) {
+        keys.reserveCapacity(count)
+        idByKey.reserveCapacity(count)
+    }
+}

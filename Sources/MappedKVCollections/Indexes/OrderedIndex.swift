@@ -1,0 +1,239 @@
+// One secondary index in memory: every indexed entry's value with the entry's ID, kept in order of
+// (value, key) in chunks of a few hundred, so that an insert or a removal shifts one chunk, a range
+// is found by two binary searches, and a count adds chunk sizes. The invariant: the chunks, read in
+// order, are sorted by (value, key bytes) and hold exactly the entries whose `values[id]` is set.
+
+/// A value type an index orders by.
+protocol IndexKey: Comparable {
+    /// The key for `value` of an index of `type`, or nil if the value cannot be one.
+    init?(_ value: IndexValue, type: IndexType)
+    /// The value as the public type.
+    func indexValue(type: IndexType) -> IndexValue
+}
+
+/// The values of one index, ordered, with their entries' IDs.
+final class OrderedIndex<K: IndexKey> {
+    private struct Chunk {
+        var keys: [K]
+        var ids: [UInt32]
+    }
+
+    /// Where an element is: chunk and offset within it.
+    struct Position: Equatable {
+        var chunk: Int
+        var offset: Int
+    }
+
+    private static var chunkLimit: Int { 512 }
+    private var chunks: [Chunk] = []
+    /// The value of each ID's entry, nil where it has none.
+    private(set) var values: [K?] = []
+    private(set) var count = 0
+    let table: KeyTable
+
+    init(table: KeyTable) { self.table = table }
+
+    /// The value indexed for `id`.
+    func value(of id: UInt32) -> K? { Int(id) < values.count ? values[Int(id)] : nil }
+
+    /// Whether (a, aID) sorts before (b, bID): by value, then by key bytes.
+    private func less(_ a: K, _ aID: UInt32, _ b: K, _ bID: UInt32) -> Bool {
+        if a != b { return a < b }
+        return table.key(of: aID).utf8.lexicographicallyPrecedes(table.key(of: bID).utf8)
+    }
+
+    /// Sets the value of `id` (nil: not indexed), moving its element.
+    func set(_ value: K?, for id: UInt32) {
+        if Int(id) >= values.count { values.append(contentsOf: repeatElement(nil, count: Int(id) + 1 - values.count)) }
+        if let old = values[Int(id)] {
+            if let value, value == old { return }
+            remove(old, id)
+        }
+        values[Int(id)] = value
+        if let value { insert(value, id) }
+    }
+
+    private func insert(_ value: K, _ id: UInt32) {
+        count += 1
+        guard !chunks.isEmpty else {
+            chunks = [Chunk(keys: [value], ids: [id])]
+            return
+        }
+        // The first chunk whose last element is not before the new one (else the last chunk).
+        var low = 0
+        var high = chunks.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            let chunk = chunks[middle]
+            if less(chunk.keys[chunk.keys.count - 1], chunk.ids[chunk.ids.count - 1], value, id) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        let offset = firstOffset(in: low) { !self.less($0, $1, value, id) }
+        chunks[low].keys.insert(value, at: offset)
+        chunks[low].ids.insert(id, at: offset)
+        if chunks[low].keys.count > Self.chunkLimit {
+            let half = chunks[low].keys.count / 2
+            let upper = Chunk(keys: Array(chunks[low].keys[half...]), ids: Array(chunks[low].ids[half...]))
+            chunks[low].keys.removeSubrange(half...)
+            chunks[low].ids.removeSubrange(half...)
+            chunks.insert(upper, at: low + 1)
+        }
+    }
+
+    private func remove(_ value: K, _ id: UInt32) {
+        guard let position = firstPosition(where: { !self.less($0, $1, value, id) }),
+            position.chunk < chunks.count, chunks[position.chunk].ids[position.offset] == id
+        else { return }
+        count -= 1
+        chunks[position.chunk].keys.remove(at: position.offset)
+        chunks[position.chunk].ids.remove(at: position.offset)
+        if chunks[position.chunk].keys.isEmpty { chunks.remove(at: position.chunk) }
+    }
+
+    /// The first offset in chunk `index` whose element satisfies `isAtOrAfter` (a predicate that is
+    /// false then true along the chunk), or the chunk's length.
+    private func firstOffset(in index: Int, _ isAtOrAfter: (K, UInt32) -> Bool) -> Int {
+        let chunk = chunks[index]
+        var low = 0
+        var high = chunk.keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isAtOrAfter(chunk.keys[middle], chunk.ids[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// The position of the first element satisfying `isAtOrAfter` (monotone along the order), or
+    /// the end position (`chunk == chunks.count`).
+    func firstPosition(where isAtOrAfter: (K, UInt32) -> Bool) -> Position? {
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            let chunk = chunks[middle]
+            if isAtOrAfter(chunk.keys[chunk.keys.count - 1], chunk.ids[chunk.ids.count - 1]) {
+                high = middle
+            } else {
+                low = middle + 1
+            }
+        }
+        guard low < chunks.count else { return Position(chunk: chunks.count, offset: 0) }
+        return Position(chunk: low, offset: firstOffset(in: low, isAtOrAfter))
+    }
+
+    /// The position of the first element with a value not below `bound` (or above it, if not `inclusive`).
+    func position(atOrAfter bound: K, inclusive: Bool) -> Position {
+        firstPosition { key, _ in inclusive ? key >= bound : key > bound } ?? end
+    }
+
+    /// The position just after (value, key) in the order.
+    func position(after value: K, key: String) -> Position {
+        firstPosition { element, id in
+            element != value ? element > value : key.utf8.lexicographicallyPrecedes(table.key(of: id).utf8)
+        } ?? end
+    }
+
+    /// The position after the last element.
+    var end: Position { Position(chunk: chunks.count, offset: 0) }
+    /// The position of the first element.
+    var start: Position { Position(chunk: 0, offset: 0) }
+
+    /// The number of elements from `from` up to (not including) `to`.
+    func distance(from: Position, to: Position) -> Int {
+        guard from.chunk < to.chunk || (from.chunk == to.chunk && from.offset < to.offset) else { return 0 }
+        if from.chunk == to.chunk { return to.offset - from.offset }
+        var total = chunks[from.chunk].keys.count - from.offset
+        for index in (from.chunk + 1)..<min(to.chunk, chunks.count) { total += chunks[index].keys.count }
+        if to.chunk < chunks.count { total += to.offset }
+        return total
+    }
+
+    /// Calls `body` with the elements from `from` up to `to`, ascending, until it returns false.
+    func forEachAscending(from: Position, to: Position, _ body: (K, UInt32) -> Bool) {
+        var position = from
+        while position.chunk < to.chunk || (position.chunk == to.chunk && position.offset < to.offset) {
+            guard position.chunk < chunks.count else { return }
+            let chunk = chunks[position.chunk]
+            let last = position.chunk == to.chunk ? to.offset : chunk.keys.count
+            for offset in position.offset..<last where !body(chunk.keys[offset], chunk.ids[offset]) { return }
+            position = Position(chunk: position.chunk + 1, offset: 0)
+        }
+    }
+
+    /// Calls `body` with the elements before `to` down to `from`, descending, until it returns false.
+    func forEachDescending(from: Position, to: Position, _ body: (K, UInt32) -> Bool) {
+        var chunkIndex = min(to.chunk, chunks.count)
+        var upper = to.chunk < chunks.count ? to.offset : 0
+        if to.chunk >= chunks.count {
+            chunkIndex = chunks.count - 1
+            upper = chunkIndex >= 0 ? chunks[chunkIndex].keys.count : 0
+        }
+        while chunkIndex >= from.chunk && chunkIndex >= 0 {
+            let chunk = chunks[chunkIndex]
+            let lower = chunkIndex == from.chunk ? from.offset : 0
+            var offset = upper - 1
+            while offset >= lower {
+                if !body(chunk.keys[offset], chunk.ids[offset]) { return }
+                offset -= 1
+            }
+            chunkIndex -= 1
+            if chunkIndex >= 0 { upper = chunks[chunkIndex].keys.count }
+        }
+    }
+
+    /// Drops every element.
+    func removeAll() {
+        chunks = []
+        values = []
+        count = 0
+    }
+}
+
+extension Int64: IndexKey {
+    init?(_ value: IndexValue, type: IndexType) {
+        switch (value, type) {
+        case (.int(let number), .int): self = number
+        case (.double(let number), .int):
+            guard let exact = Int64(exactly: number) else { return nil }
+            self = exact
+        case (.date(let date), .date): self = EntryRecord.milliseconds(date)
+        case (.int(let milliseconds), .date): self = milliseconds
+        default: return nil
+        }
+    }
+
+    func indexValue(type: IndexType) -> IndexValue { type == .date ? .date(EntryRecord.date(self)) : .int(self) }
+}
+
+extension Double: IndexKey {
+    init?(_ value: IndexValue, type: IndexType) {
+        switch value {
+        case .double(let number) where !number.isNaN: self = number
+        case .int(let number): self = Double(number)
+        default: return nil
+        }
+    }
+
+    func indexValue(type: IndexType) -> IndexValue { .double(self) }
+}
+
+/// A string ordered by its UTF-8 bytes (not by Unicode canonical order), the order the CLI and
+/// every process agree on.
+struct UTF8Key: IndexKey {
+    var string: String
+
+    init(_ string: String) { self.string = string }
+
+    init?(_ value: IndexValue, type: IndexType) {
+        guard case .string(let text) = value else { return nil }
+        string = text
+    }
+
+    func indexValue(type: IndexType) -> IndexValue { .string(string) }
+
+    static func < (lhs: UTF8Key, rhs: UTF8Key) -> Bool { lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8) }
+    static func == (lhs: UTF8Key, rhs: UTF8Key) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import MappedKV
+import Testing
+
+@testable import MappedKVCollections
+
+struct User: Codable, Sendable, Equatable {
+    struct Profile: Codable, Sendable, Equatable { var age: Int }
+    var name: String
+    var profile: Profile
+    var score: Double
+}
+
+@Suite("Indexes and queries")
+struct QueryTests {
+    static func users(_ dir: ScratchDirectory, id: String = "users") throws -> (CollectionStore, Bucket<User>) {
+        let collections = try CollectionStore(id: id, directory: dir.path)
+        let users = collections.bucket("users", of: User.self)
+        return (collections, users)
+    }
+
+    @Test("indexes over a JSON path, metadata and created: ranges, prefix, in, order, limit and cursor")
+    func queries() throws {
+        let dir = try ScratchDirectory()
+        let (_, users) = try Self.users(dir)
+        try users.addIndex("age", type: .int, source: IndexSource("value.profile.age")!)
+        try users.addIndex("name", type: .string, source: .valuePath(["name"]), unique: true)
+        try users.addIndex("tier", type: .string, source: .metadata("tier"))
+        for (index, name) in ["ada", "alan", "grace", "barbara", "edsger", "donald", "ken"].enumerated() {
+            try users.put(
+                User(name: name, profile: .init(age: 20 + index * 5), score: Double(index)), forKey: "u\(index)",
+                metadata: ["tier": .string(index % 2 == 0 ? "gold" : "silver")])
+        }
+        let page = try users.query(Query(where: [.greaterOrEqual("age", .int(30))], orderBy: "age", limit: 2))
+        #expect(page.entries.map(\.value.name) == ["grace", "barbara"])
+        let next = try users.query(
+            Query(where: [.greaterOrEqual("age", .int(30))], orderBy: "age", limit: 2, after: page.cursor))
+        #expect(next.entries.map(\.value.name) == ["edsger", "donald"])
+        let last = try users.query(
+            Query(where: [.greaterOrEqual("age", .int(30))], orderBy: "age", limit: 2, after: next.cursor))
+        #expect(last.entries.map(\.value.name) == ["ken"] && last.cursor == nil)
+
+        let descending = try users.query(Query(where: [.less("age", .int(35))], orderBy: "age", descending: true))
+        #expect(descending.entries.map(\.value.name) == ["grace", "alan", "ada"])
+        #expect(
+            try users.query(Query(where: [.prefix("name", "a")], orderBy: "name")).entries.map(\.key) == ["u0", "u1"])
+        let gold = try users.query(Query(where: [.equal("tier", .string("gold")), .greater("age", .int(25))]))
+        #expect(gold.entries.map(\.key) == ["u2", "u4", "u6"], "ordered by key without an order")
+        let some = try users.query(Query(where: [.oneOf("name", [.string("ken"), .string("ada"), .string("zed")])]))
+        #expect(some.entries.map(\.value.name) == ["ada", "ken"])
+        #expect(try users.count(where: [.greater("age", .int(25)), .less("age", .int(45))]) == 3)
+        #expect(try users.count(where: [.equal("tier", .string("silver"))]) == 3)
+        #expect(try users.count(where: []) == 7)
+
+        #expect(throws: CollectionError.unknownIndex(bucket: "users", name: "height")) {
+            _ = try users.query(Query(orderBy: "height"))
+        }
+    }
+
+    @Test("a cursor continues correctly after entries are added before it")
+    func keysetPaging() throws {
+        let dir = try ScratchDirectory()
+        let (_, users) = try Self.users(dir)
+        try users.addIndex("age", type: .int, source: .valuePath(["profile", "age"]))
+        for age in stride(from: 10, through: 100, by: 10) {
+            try users.put(User(name: "n\(age)", profile: .init(age: age), score: 0), forKey: "k\(age)")
+        }
+        let first = try users.query(Query(orderBy: "age", limit: 3))
+        #expect(first.entries.map(\.value.profile.age) == [10, 20, 30])
+        try users.put(User(name: "early", profile: .init(age: 5), score: 0), forKey: "early")
+        try users.put(User(name: "tie", profile: .init(age: 30), score: 0), forKey: "k30b")
+        let second = try users.query(Query(orderBy: "age", limit: 3, after: first.cursor))
+        #expect(second.entries.map(\.key) == ["k30b", "k40", "k50"], "ties after the cursor are ordered by key")
+    }
+
+    @Test("a unique conflict refuses the put and changes nothing; a unique index over duplicates is refused")
+    func uniqueness() throws {
+        let dir = try ScratchDirectory()
+        let (_, users) = try Self.users(dir)
+        try users.addIndex("name", type: .string, source: .valuePath(["name"]), unique: true)
+        try users.put(User(name: "ada", profile: .init(age: 36), score: 1), forKey: "a")
+        try users.put(User(name: "bob", profile: .init(age: 40), score: 1), forKey: "b")
+        #expect(throws: CollectionError.uniqueConflict(bucket: "users", index: "name", key: "b", existingKey: "a")) {
+            try users.put(User(name: "ada", profile: .init(age: 1), score: 0), forKey: "b")
+        }
+        #expect(try users.value(forKey: "b")?.name == "bob")
+        #expect(try users.query(Query(where: [.equal("name", .string("bob"))])).entries.map(\.key) == ["b"])
+        try users.put(User(name: "ada", profile: .init(age: 37), score: 1), forKey: "a")  // the same key may keep its value
+        try users.put(User(name: "carol", profile: .init(age: 40), score: 1), forKey: "c")
+        #expect(throws: CollectionError.self) {
+            try users.addIndex("age", type: .int, source: .valuePath(["profile", "age"]), unique: true)
+        }
+        #expect(try users.indexDefinitions().map(\.name) == ["name"])
+    }
+
+    @Test("stored indexes are seen by a new handle; closure indexes are local; dates and doubles order")
+    func definitionsPersist() throws {
+        let dir = try ScratchDirectory()
+        do {
+            let (collections, users) = try Self.users(dir)
+            try users.addIndex("score", type: .double, source: .valuePath(["score"]))
+            try users.addIndex("created", type: .date, source: .created)
+            for index in 0..<5 {
+                try users.put(
+                    User(name: "u\(index)", profile: .init(age: index), score: 1.5 - Double(index)), forKey: "k\(index)"
+                )
+            }
+            try users.addIndex("initial", type: .string) { entry in .string(String(entry.value.name.prefix(1))) }
+            #expect(try users.count(where: [.equal("initial", .string("u"))]) == 5)
+            collections.close()
+        }
+        let (_, reopened) = try Self.users(dir)
+        #expect(try reopened.indexDefinitions().map(\.name) == ["created", "score"])
+        #expect(try reopened.query(Query(orderBy: "score")).entries.map(\.key) == ["k4", "k3", "k2", "k1", "k0"])
+        #expect(try reopened.query(Query(where: [.greater("score", .double(0))])).entries.count == 2)
+        let byCreated = try reopened.query(Query(orderBy: "created"))
+        #expect(byCreated.entries.count == 5)
+        #expect(throws: CollectionError.unknownIndex(bucket: "users", name: "initial")) {
+            _ = try reopened.count(where: [.equal("initial", .string("u"))])
+        }
+    }
+}

@@ -35,7 +35,9 @@ public struct MetaVersion: RawRepresentable, Comparable, Hashable, Sendable, Cus
     /// The first value MMKV treats as invalid.
     public static let firstInvalid = MetaVersion(rawValue: 7)
 
+    /// Versions are ordered by their number.
     public static func < (lhs: MetaVersion, rhs: MetaVersion) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// The version number.
     public var description: String { String(rawValue) }
 }
 

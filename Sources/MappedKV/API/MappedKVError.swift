@@ -19,6 +19,7 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
     /// A full write-back was interrupted and only a read-write open can finish it.
     case interruptedWriteBack
 
+    /// What was found, in words (CRC values in hex).
     public var description: String {
         switch self {
         case .metaUnreadable(let detail): "meta file unreadable: \(detail)"
@@ -82,6 +83,7 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A backup or restore could not use the files it was given.
     case backupFailed(id: String, reason: String)
 
+    /// What happened, to which store, and what to do about it.
     public var description: String {
         switch self {
         case .invalidKey(let reason):

@@ -180,7 +180,7 @@ public struct MetaInfo: Equatable, Sendable {
     /// - Parameters:
     ///   - actualSize: the new used size of the data region.
     ///   - crc: the CRC of the new region.
-    ///   - iv: a new IV, when the region was re-encrypted from position 0.
+    ///   - newIV: a new IV, when the region was re-encrypted from position 0.
     ///   - increasesSequence: true for full write-backs, clears and other whole-file changes.
     public mutating func update(
         actualSize: UInt32, crc: UInt32, iv newIV: InitializationVector? = nil, increasesSequence: Bool

@@ -45,7 +45,7 @@ private func hex(_ value: UInt32) -> String {
 /// Every case's ``description`` (also its `localizedDescription`) says what happened, to which store
 /// where one is involved, and what to do about it.
 public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// A key is empty or longer than ``MappedKVFormat/RecordLimits/maximumKeyLength``.
+    /// A key is empty or longer than `RecordLimits.maximumKeyLength` (16,384 bytes).
     case invalidKey(String)
     /// A value payload is 2 GiB or larger, which MMKV cannot read back.
     case valueTooLarge(size: Int)

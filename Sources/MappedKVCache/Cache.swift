@@ -32,9 +32,11 @@ public final class Cache<Value: Sendable>: Sendable {
     /// Opens the disk side in `directory` and creates an empty memory side.
     ///
     /// - Parameters:
+    ///   - directory: the disk cache's directory, created if missing.
     ///   - memoryLimits: the memory side's limits; a value's cost is its serialized size.
     ///   - diskConfiguration: the disk side's limits, inline threshold, key and trim interval.
     ///   - serializer: how values become bytes.
+    ///   - logger: where the disk side logs; nil logs nothing.
     public init(
         directory: String, memoryLimits: MemoryCacheLimits = MemoryCacheLimits(count: 1_000),
         diskConfiguration: DiskCacheConfiguration = DiskCacheConfiguration(),
@@ -65,7 +67,10 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// Stores `value` under `key` in memory and on disk.
     ///
-    /// - Parameter timeToLive: after this long the entry is a miss on both sides; nil never expires.
+    /// - Parameters:
+    ///   - value: the value to store.
+    ///   - key: the entry's key.
+    ///   - timeToLive: after this long the entry is a miss on both sides; nil never expires.
     public func set(_ value: Value, forKey key: String, timeToLive: Duration? = nil) throws {
         let bytes = try serializer.encode(value)
         try disk.set(bytes, forKey: key, timeToLive: timeToLive)

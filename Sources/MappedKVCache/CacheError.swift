@@ -14,6 +14,7 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The cache was closed.
     case closed
 
+    /// What failed, with the underlying error's description.
     public var description: String {
         switch self {
         case .store(let error): "cache manifest: \(error)"

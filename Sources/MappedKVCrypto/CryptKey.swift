@@ -19,5 +19,6 @@ public struct CryptKey: Sendable, Equatable, CustomStringConvertible {
     /// The first 16 bytes of the padded key: MMKV's IV for meta versions below 2.
     public var legacyIV: [UInt8] { Array(bytes.prefix(16)) }
 
+    /// The key size, never the key: `CryptKey(AES-128, redacted)`.
     public var description: String { "CryptKey(AES-\(isAES256 ? 256 : 128), redacted)" }
 }

@@ -3,7 +3,7 @@ import CZlib
 
 /// zlib's CRC-32 (ISO-HDLC, reflected polynomial 0xEDB88320), as MMKV computes over the data region.
 ///
-/// Buffers of at least ``foldThreshold`` bytes go through CCRC32's carry-less multiplication folding when
+/// Buffers of at least `foldThreshold` bytes go through CCRC32's carry-less multiplication folding when
 /// the CPU has it (x86-64 with PCLMULQDQ and SSE4.1; about 20 GB/s on large buffers against zlib's 2.5);
 /// shorter buffers and other CPUs go through zlib's `crc32_z`. Both give zlib's value for every input and
 /// every starting CRC, so chained updates may mix them freely.

@@ -20,6 +20,7 @@ public enum FormatError: Error, Equatable, Sendable, CustomStringConvertible {
     /// value of another type. `expected` names the type and its encoding, `found` what the bytes are.
     case payloadMismatch(expected: String, found: String)
 
+    /// What is wrong with the bytes and at which offset.
     public var description: String {
         switch self {
         case .truncated(let offset): "data ends inside the item at offset \(offset)"

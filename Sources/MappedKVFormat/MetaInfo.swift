@@ -35,7 +35,9 @@ public struct MetaVersion: RawRepresentable, Comparable, Hashable, Sendable, Cus
     /// The first value MMKV treats as invalid.
     public static let firstInvalid = MetaVersion(rawValue: 7)
 
+    /// Versions are ordered by their number.
     public static func < (lhs: MetaVersion, rhs: MetaVersion) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// The version number.
     public var description: String { String(rawValue) }
 }
 
@@ -178,7 +180,7 @@ public struct MetaInfo: Equatable, Sendable {
     /// - Parameters:
     ///   - actualSize: the new used size of the data region.
     ///   - crc: the CRC of the new region.
-    ///   - iv: a new IV, when the region was re-encrypted from position 0.
+    ///   - newIV: a new IV, when the region was re-encrypted from position 0.
     ///   - increasesSequence: true for full write-backs, clears and other whole-file changes.
     public mutating func update(
         actualSize: UInt32, crc: UInt32, iv newIV: InitializationVector? = nil, increasesSequence: Bool

@@ -28,6 +28,7 @@ public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible 
             littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self))
     }
 
+    /// The three fields, e.g. `seq 1 crc 0 size 0`.
     public var description: String { "seq \(sequence) crc \(crcDigest) size \(actualSize)" }
 }
 

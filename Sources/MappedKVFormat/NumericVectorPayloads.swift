@@ -13,6 +13,7 @@ public protocol PackedVectorElement: PayloadCodable, PayloadArrayElement {
 }
 
 extension PackedVectorElement {
+    /// Appends the element's scalar payload (``PayloadCodable/encodePayload(into:)``).
     public func appendElement(to bytes: inout [UInt8]) { encodePayload(into: &bytes) }
 
     /// `varint(total)` followed by the packed elements.
@@ -53,32 +54,39 @@ extension PackedVectorElement {
 }
 
 extension Int32: PackedVectorElement {
+    /// Reads one varint element, checked as an `Int32` payload.
     public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension UInt32: PackedVectorElement {
+    /// Reads one varint element, checked as a `UInt32` payload.
     public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension Int64: PackedVectorElement {
+    /// Reads one varint element, checked as an `Int64` payload.
     public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension UInt64: PackedVectorElement {
+    /// Reads one varint element, checked as a `UInt64` payload.
     public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension Int: PackedVectorElement {
+    /// Reads one varint element, checked as an `Int` (int64) payload.
     public init(reading cursor: inout ByteCursor) throws(FormatError) { self = try Self.readVarintElement(&cursor) }
 }
 
 extension Float: PackedVectorElement {
+    /// Reads one 4-byte little-endian element.
     public init(reading cursor: inout ByteCursor) throws(FormatError) {
         self = try Self.readFixedElement(&cursor, width: 4)
     }
 }
 
 extension Double: PackedVectorElement {
+    /// Reads one 8-byte little-endian element.
     public init(reading cursor: inout ByteCursor) throws(FormatError) {
         self = try Self.readFixedElement(&cursor, width: 8)
     }

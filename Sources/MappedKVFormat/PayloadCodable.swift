@@ -35,8 +35,10 @@ public protocol PayloadArrayElement {
 }
 
 extension Array: PayloadCodable where Element: PayloadArrayElement {
+    /// Appends the array's payload, as ``PayloadArrayElement/encodeArrayPayload(_:into:)`` encodes it.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Element.encodeArrayPayload(self, into: &bytes) }
+    /// Decodes an array payload, as ``PayloadArrayElement/decodeArrayPayload(_:)`` decodes it.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) { self = try Element.decodeArrayPayload(payload) }
 }

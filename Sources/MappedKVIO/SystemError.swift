@@ -16,6 +16,7 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
         self.errno = errno
     }
 
+    /// The operation, the path, the `strerror` text and the `errno` number.
     public var description: String {
         let reason = String(cString: strerror(errno))
         if let path { return "\(operation) \(path): \(reason) (errno \(errno))" }

@@ -68,7 +68,7 @@ struct DocumentationExampleTests {
         let directory = Self.packageRoot.appendingPathComponent(".build-examples")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let package = ExamplePackage(directory: directory, examples: examples)
-        try package.write(packageRoot: Self.packageRoot, products: ["MappedKV", "MappedKVCache"])
+        try package.write(packageRoot: Self.packageRoot, products: ["MappedKV", "MappedKVCache", "MappedKVFormat"])
 
         let build = try Subprocess.run(
             "swift", ["build", "--package-path", directory.path, "--scratch-path", directory.path + "/.build"],

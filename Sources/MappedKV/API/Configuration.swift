@@ -2,7 +2,7 @@ import Glibc
 import MappedKVCrypto
 
 /// Where a store reads the current time for key expiry, in MMKV's unit: whole seconds since 1970
-/// as a `UInt32` (so nothing after 2106-02-07 can be expressed; see ``MappedKVFormat/ExpirySuffix``).
+/// as a `UInt32` (so nothing after 2106-02-07 can be expressed; see `MappedKVFormat.ExpirySuffix`).
 ///
 /// Tests inject a clock they advance by hand instead of sleeping.
 public struct ExpiryClock: Sendable {

@@ -12,6 +12,7 @@ public enum DamageKind: String, Sendable, Equatable, CustomStringConvertible {
     /// The meta file is empty, zeroed or too short while the data file holds data.
     case metaMissing = "meta missing"
 
+    /// The kind as a phrase, e.g. `CRC mismatch`.
     public var description: String { rawValue }
 }
 
@@ -29,6 +30,7 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
         /// Nothing could be verified; recovery keeps an empty store.
         case nothing = "nothing verifiable"
 
+        /// The basis as a phrase, e.g. `last confirmed write-back`.
         public var description: String { rawValue }
     }
 
@@ -68,6 +70,7 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
     /// dropped, or only records the meta's CRC shows were never committed.
     public var isLossless: Bool { droppedBytes == 0 || basis == .currentCRC }
 
+    /// What is kept and dropped, in one line: keys, records and bytes.
     public var description: String {
         var text = "keep \(keptKeys) keys (\(keptRecords) records, \(keptBytes) bytes; \(basis))"
         text += ", drop \(droppedBytes) bytes"
@@ -103,6 +106,7 @@ public struct DamageEvent: Sendable, Equatable, CustomStringConvertible {
         self.isReadOnly = isReadOnly
     }
 
+    /// The store, the kind of damage, what was found and what recovery would keep and drop.
     public var description: String { "store '\(storeID)': \(kind): \(reason); recovery would \(proposal)" }
 }
 
@@ -126,6 +130,7 @@ public enum RecoveryDecision: String, Sendable, Equatable, CustomStringConvertib
         }
     }
 
+    /// The decision's name: `recover`, `discard` or `fail`.
     public var description: String { rawValue }
 }
 
@@ -148,6 +153,7 @@ public struct RecoveryReport: Sendable, Equatable, CustomStringConvertible {
         self.quarantinedFiles = quarantinedFiles
     }
 
+    /// The event, the decision and where the damaged files were copied, in one line.
     public var description: String {
         var text = "\(event); decided: \(decision)"
         if !quarantinedFiles.isEmpty { text += "; damaged files copied to \(quarantinedFiles.joined(separator: ", "))" }

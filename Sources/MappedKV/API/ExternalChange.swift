@@ -19,6 +19,7 @@ public struct ExternalChange: Sendable, Equatable, CustomStringConvertible {
         /// The files were rewritten, resized or otherwise changed as a whole, and reloaded.
         case reloaded
 
+        /// `appended(<records>)` or `reloaded`.
         public var description: String {
             switch self {
             case .appended(let records): "appended(\(records))"
@@ -54,6 +55,7 @@ public struct ExternalChange: Sendable, Equatable, CustomStringConvertible {
     /// ``changedKeys`` or if that is nil.
     public func mayHaveChanged(_ key: String) -> Bool { changedKeys?.contains(key) ?? true }
 
+    /// The store, the kind, the sequence and the changed keys (or `all keys`), in one line.
     public var description: String {
         let keys = changedKeys.map { "keys \($0.sorted())" } ?? "all keys"
         return "\(storeID): \(kind) at sequence \(sequence), \(keys)"

@@ -40,7 +40,7 @@ extension KeyValueAccess {
 
     /// Stores `value` JSON-encoded, as a bytes payload, even if its type has a native payload.
     ///
-    /// Deprecated: ``set(_:forKey:)`` stores any `Encodable` value, as JSON unless its type has a
+    /// Deprecated: ``KeyValueAccess/set(_:forKey:)`` stores any `Encodable` value, as JSON unless its type has a
     /// native payload (then it writes that payload instead, where this wrote JSON).
     @available(*, deprecated, renamed: "set(_:forKey:encoder:)")
     public func set<T: Encodable>(

@@ -8,6 +8,7 @@ public enum LoadVerdict: Sendable, Equatable, CustomStringConvertible {
     /// The files are damaged: what the recovery handler would be told.
     case damaged(DamageEvent)
 
+    /// `sound`, what a lossless repair would do, or the damage found.
     public var description: String {
         switch self {
         case .sound: "sound"

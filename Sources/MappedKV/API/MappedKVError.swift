@@ -19,6 +19,7 @@ public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertibl
     /// A full write-back was interrupted and only a read-write open can finish it.
     case interruptedWriteBack
 
+    /// What was found, in words (CRC values in hex).
     public var description: String {
         switch self {
         case .metaUnreadable(let detail): "meta file unreadable: \(detail)"
@@ -44,7 +45,7 @@ private func hex(_ value: UInt32) -> String {
 /// Every case's ``description`` (also its `localizedDescription`) says what happened, to which store
 /// where one is involved, and what to do about it.
 public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// A key is empty or longer than ``MappedKVFormat/RecordLimits/maximumKeyLength``.
+    /// A key is empty or longer than `RecordLimits.maximumKeyLength` (16,384 bytes).
     case invalidKey(String)
     /// A value payload is 2 GiB or larger, which MMKV cannot read back.
     case valueTooLarge(size: Int)
@@ -82,6 +83,7 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A backup or restore could not use the files it was given.
     case backupFailed(id: String, reason: String)
 
+    /// What happened, to which store, and what to do about it.
     public var description: String {
         switch self {
         case .invalidKey(let reason):

@@ -17,7 +17,7 @@ import MappedKVFormat
 /// try $launches.write(10)            // the same write, with its error
 /// ```
 ///
-/// Any value with a native payload (``MappedKVFormat/PayloadCodable``) or any `Codable` value can be
+/// Any value with a native payload (`PayloadCodable`) or any `Codable` value can be
 /// stored, with the bytes ``KeyValueAccess/set(_:forKey:)`` writes for it. An optional property
 /// (`@Stored("name", in: store) var name: String?`) maps `nil` to an absent key: assigning `nil`
 /// removes the key.

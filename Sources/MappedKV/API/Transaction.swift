@@ -38,7 +38,7 @@ extension MappedKV {
         }
 
         /// Stores `value` under `key`, to expire `duration` after now, as
-        /// ``MappedKV/set(_:forKey:expiresAfter:)``.
+        /// `MappedKV.set(_:forKey:expiresAfter:)`.
         public func set<V: PayloadCodable & Sendable>(
             _ value: V, forKey key: String, expiresAfter duration: Duration
         ) throws(MappedKVError) {

@@ -9,9 +9,9 @@ import Synchronization
 /// Its manifest is a MappedKV store (`manifest`, in multi-process mode) with one record per entry
 /// under `e:<key>`: size, CRC-32, modification time, optional expiry and extended data, and the
 /// value itself up to ``DiskCacheConfiguration/inlineThreshold`` bytes or the name of the file in
-/// `files/` that holds it (see ``CacheEntryRecord``, ``CacheFiles``). Last-access times are
+/// `files/` that holds it (see `CacheEntryRecord`, `CacheFiles`). Last-access times are
 /// coalesced in memory and written as one batch record (`t:<name>`) at most once per
-/// ``DiskCacheConfiguration/accessTimeFlushInterval``, so reads are not writes (``AccessTimeBatch``).
+/// ``DiskCacheConfiguration/accessTimeFlushInterval``, so reads are not writes (`AccessTimeBatch`).
 ///
 /// The invariants: a value file is renamed into place and recorded under the manifest's exclusive
 /// lock, so every file is either recorded or an orphan that ``trim()`` collects; and a read
@@ -123,6 +123,8 @@ public final class DiskCache: Sendable {
     /// Stores `value` under `key`, replacing any previous value.
     ///
     /// - Parameters:
+    ///   - value: the bytes to store.
+    ///   - key: the entry's key.
     ///   - timeToLive: after this long the entry is a miss and trim removes it; nil never expires.
     ///   - extendedData: bytes kept with the entry and returned by ``entry(forKey:)``.
     public func set(

@@ -93,6 +93,7 @@ let package = Package(
         .testTarget(
             name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO"]),
         .testTarget(
-            name: "MappedKVCLITests", dependencies: ["mappedkv", "MappedKV", "MappedKVFormat", "MappedKVCrypto"]),
+            name: "MappedKVCLITests",
+            dependencies: ["mappedkv", "MappedKV", "MappedKVCollections", "MappedKVFormat", "MappedKVCrypto"]),
     ]
 )

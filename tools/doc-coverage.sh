@@ -7,13 +7,13 @@
 # own. Symbols with no source location (compiler-synthesized, e.g. an enum's init(rawValue:)) and
 # symbols that come from other modules (Equatable's `!=`, ...) are not ours and are skipped.
 #
-# usage: tools/doc-coverage.sh [MODULE...]    (default: MappedKV MappedKVFormat MappedKVCache)
+# usage: tools/doc-coverage.sh [MODULE...]    (default: MappedKV MappedKVFormat MappedKVCache MappedKVCollections)
 # Exit status 0 when every symbol is documented, 1 otherwise, 2 when the symbol graphs are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 modules=("$@")
-[ ${#modules[@]} -eq 0 ] && modules=(MappedKV MappedKVFormat MappedKVCache)
+[ ${#modules[@]} -eq 0 ] && modules=(MappedKV MappedKVFormat MappedKVCache MappedKVCollections)
 
 # The dump writes next to the debug products; start from an empty directory so that a module whose
 # graph failed to emit cannot pass on a stale file. The dump also tries the test modules, which

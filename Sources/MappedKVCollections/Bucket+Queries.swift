@@ -7,9 +7,11 @@ extension Bucket {
     /// The entries `query` selects, in its order, one page at a time.
     ///
     /// ```swift
-    /// // let recent = try posts.query(Query(where: [.greater("likes", .int(10))], orderBy: "created",
-    /// //                                   descending: true, limit: 20))
-    /// // let next = try posts.query(Query(orderBy: "created", descending: true, limit: 20, after: recent.cursor))
+    /// let recent = try posts.query(
+    ///     Query(where: [.greater("likes", .int(10))], orderBy: "created", descending: true, limit: 20))
+    /// let next = try posts.query(
+    ///     Query(where: [.greater("likes", .int(10))], orderBy: "created", descending: true, limit: 20,
+    ///           after: recent.cursor))
     /// ```
     ///
     /// - Throws: ``CollectionError/unknownIndex(bucket:name:)`` for a condition or order on an

@@ -189,3 +189,45 @@ struct EntryPayload: PayloadCodable, Sendable {
     init(payload: UnsafeRawBufferPointer) { bytes = Array(payload) }
     func encodePayload(into output: inout [UInt8]) { output.append(contentsOf: bytes) }
 }
+
+extension Bucket {
+    /// Stores every entry as given, its times included, in one write: a reader in any process,
+    /// or a process killed halfway, sees all of them or none. Unique indexes are checked first,
+    /// against the bucket and within the batch; on a conflict nothing is written.
+    public func importEntries(_ entries: [Entry<Value>]) throws(CollectionError) {
+        var records: [(key: String, record: EntryRecord)] = []
+        records.reserveCapacity(entries.count)
+        for entry in entries {
+            let bytes: [UInt8]
+            do {
+                bytes = try serializer.encode(entry.value, bucket: name, key: entry.key)
+            } catch {
+                throw .encodingFailed(bucket: name, key: entry.key, reason: "\(error)")
+            }
+            records.append(
+                (
+                    entry.key,
+                    EntryRecord(
+                        createdMilliseconds: EntryRecord.milliseconds(entry.created),
+                        modifiedMilliseconds: EntryRecord.milliseconds(entry.modified), metadata: entry.metadata,
+                        valueBytes: bytes)
+                ))
+        }
+        let name = self.name
+        try indexes.inSection { (_) throws(CollectionError) in
+            let conflict = indexes.state.withLock { state in state.buckets[name]?.batchConflict(records) }
+            if let conflict {
+                throw .uniqueConflict(
+                    bucket: name, index: conflict.index, key: conflict.key, existingKey: conflict.other)
+            }
+            let batch = records.map {
+                StoreEntry(key: CollectionKey.encode(bucket: name, key: $0.key), payload: $0.record.encoded())
+            }
+            do throws(MappedKVError) { try store.importEntries(batch) } catch { throw .store(error) }
+            indexes.state.withLock { state in
+                if let set = state.buckets[name] { for (key, record) in records { set.apply(record, key: key) } }
+                state.changes &+= 1
+            }
+        }
+    }
+}

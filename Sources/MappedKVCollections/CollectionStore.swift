@@ -23,7 +23,7 @@ import MappedKVFormat
 /// print(try posts.value(forKey: "1000")?.title ?? "-")
 /// ```
 public final class CollectionStore: Sendable {
-    /// The store underneath, opened with ``MappedKV/Configuration/opensCollectionStores``: use it
+    /// The store underneath, opened with `Configuration.opensCollectionStores`: use it
     /// for store-wide operations (sync, trim, rekey, backup), not for reading entries.
     public let store: MappedKV
     /// This process's indexes of the store, shared by every handle on it.
@@ -98,6 +98,15 @@ public final class CollectionStore: Sendable {
         do { keys = try store.allKeys } catch { throw .store(error) }
         return Set(keys.compactMap { CollectionKey.decode($0)?.bucket })
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The names of the buckets that have at least one stored index, sorted by UTF-8 bytes.
+    public func indexedBucketNames() throws(CollectionError) -> [String] {
+        try indexes.synchronize()
+        return indexes.state.withLock { state in
+            state.buckets.filter { _, set in set.indexes.keys.contains { set.closures[$0] == nil } }.keys
+                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
     }
 
     /// Closes the store underneath; handles of its buckets fail afterwards.

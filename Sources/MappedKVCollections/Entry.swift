@@ -14,6 +14,19 @@ public struct Entry<Value> {
     public var created: Date
     /// When the entry was last put, to the millisecond.
     public var modified: Date
+
+    /// Creates an entry (to import with ``Bucket/importEntries(_:)``).
+    public init(
+        bucket: String, key: String, value: Value, metadata: [String: MetadataValue] = [:], created: Date,
+        modified: Date
+    ) {
+        self.bucket = bucket
+        self.key = key
+        self.value = value
+        self.metadata = metadata
+        self.created = created
+        self.modified = modified
+    }
 }
 
 extension Entry: Sendable where Value: Sendable {}

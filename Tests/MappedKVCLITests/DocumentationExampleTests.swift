@@ -68,7 +68,9 @@ struct DocumentationExampleTests {
         let directory = Self.packageRoot.appendingPathComponent(".build-examples")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let package = ExamplePackage(directory: directory, examples: examples)
-        try package.write(packageRoot: Self.packageRoot, products: ["MappedKV", "MappedKVCache", "MappedKVFormat"])
+        try package.write(
+            packageRoot: Self.packageRoot,
+            products: ["MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVFormat"])
 
         let build = try Subprocess.run(
             "swift", ["build", "--package-path", directory.path, "--scratch-path", directory.path + "/.build"],

@@ -85,7 +85,8 @@ struct QueryTests {
         }
         #expect(try users.value(forKey: "b")?.name == "bob")
         #expect(try users.query(Query(where: [.equal("name", .string("bob"))])).entries.map(\.key) == ["b"])
-        try users.put(User(name: "ada", profile: .init(age: 37), score: 1), forKey: "a")  // the same key may keep its value
+        // The same key may keep its value.
+        try users.put(User(name: "ada", profile: .init(age: 37), score: 1), forKey: "a")
         try users.put(User(name: "carol", profile: .init(age: 40), score: 1), forKey: "c")
         #expect(throws: CollectionError.self) {
             try users.addIndex("age", type: .int, source: .valuePath(["profile", "age"]), unique: true)

@@ -13,7 +13,8 @@ import Synchronization
 /// One instance may be used from many threads; every call is serialized by an internal lock.
 ///
 /// ```swift
-/// let store = try MappedKV(id: "settings", directory: "/var/lib/myapp")
+/// let directory = FileManager.default.temporaryDirectory.appendingPathComponent("myapp").path
+/// let store = try MappedKV(id: "settings", directory: directory)
 /// try store.set(Int32(3), forKey: "retries")
 /// try store.set("eu-west", forKey: "region")
 /// let retries = try store.int32(forKey: "retries") ?? 1

@@ -9,7 +9,7 @@ public struct StoreEntry: Sendable, Equatable {
     public var key: String
     /// The stored payload bytes; never empty (an empty value is a deletion record).
     public var payload: [UInt8]
-    /// When the value expires, in whole seconds since 1970; ``ExpirySuffix/never`` (0) means
+    /// When the value expires, in whole seconds since 1970; 0 (`ExpirySuffix.never`) means
     /// never. Nil when the value carries no expiry time: exported from a store with key expiry
     /// off, or, on import, to be given the store's default lifetime.
     public var expiresAt: UInt32?

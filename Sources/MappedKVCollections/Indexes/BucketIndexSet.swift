@@ -42,6 +42,29 @@ final class BucketIndexSet: @unchecked Sendable {
         return nil
     }
 
+    /// The first unique index on which a batch of entries would give two entries one value, with
+    /// each other or with entries outside the batch.
+    func batchConflict(_ records: [(key: String, record: EntryRecord)]) -> (index: String, key: String, other: String)?
+    {
+        let batchKeys = Set(records.map(\.key))
+        for (name, index) in indexes where index.definition.isUnique {
+            var seen: [IndexValue: String] = [:]
+            for (key, record) in records.reversed() {
+                guard let value = values(of: record, key: key)[name] else { continue }
+                if seen[value] != nil, seen[value] != key { return (name, key, seen[value] ?? "") }
+                seen[value] = key
+            }
+            for (value, key) in seen {
+                if let other = index.otherEntry(with: value, than: table.id(of: key)),
+                    !batchKeys.contains(table.key(of: other))
+                {
+                    return (name, key, table.key(of: other))
+                }
+            }
+        }
+        return nil
+    }
+
     /// Records that `key` now holds `record` (nil: removed).
     func apply(_ record: EntryRecord?, key: String) {
         guard let record else {
@@ -113,7 +136,7 @@ final class BucketIndexSet: @unchecked Sendable {
                 return true
             }
         } else {
-            keys = table.keys.filter { table.id(of: $0) != nil }
+            keys = Array(table.assignedKeys)
         }
         keys.sort {
             query.descending ? $1.utf8.lexicographicallyPrecedes($0.utf8) : $0.utf8.lexicographicallyPrecedes($1.utf8)

@@ -11,6 +11,9 @@ final class KeyTable {
     /// The number of keys with an ID.
     var count: Int { idByKey.count }
 
+    /// Every key with an ID, in no particular order.
+    var assignedKeys: Dictionary<String, UInt32>.Keys { idByKey.keys }
+
     /// The ID of `key`, if it has one.
     func id(of key: String) -> UInt32? { idByKey[key] }
 

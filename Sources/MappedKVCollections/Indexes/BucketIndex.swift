@@ -24,6 +24,9 @@ protocol AnyBucketIndex: AnyObject {
     func rangeCount(_ conditions: [QueryCondition]) -> Int?
     /// Approximate bytes of memory held.
     var memoryBytes: Int { get }
+    /// Fills the empty index with (value, ID) pairs in one sort; returns two IDs that share a value
+    /// if the index is unique and two do (the index is then left empty).
+    func load(_ values: [(IndexValue, UInt32)]) -> (UInt32, UInt32)?
 }
 
 /// An index whose values are kept as `K`.
@@ -202,6 +205,16 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         let from = lower.map { ordered.position(atOrAfter: $0.0, inclusive: $0.1) } ?? ordered.start
         let to = upper.map { ordered.position(atOrAfter: $0.0, inclusive: !$0.1) } ?? ordered.end
         return ordered.distance(from: from, to: to)
+    }
+
+    func load(_ values: [(IndexValue, UInt32)]) -> (UInt32, UInt32)? {
+        let type = definition.type
+        ordered.load(values.compactMap { value, id in K(value, type: type).map { (value: $0, id: id) } })
+        if definition.isUnique, let duplicate = ordered.firstDuplicate() {
+            ordered.removeAll()
+            return duplicate
+        }
+        return nil
     }
 
     var memoryBytes: Int {

@@ -84,15 +84,14 @@ final class BucketIndexSet: @unchecked Sendable {
         _ definition: IndexDefinition, closure: ClosureIndex?, entries: [(key: String, record: EntryRecord)]
     ) -> (String, String)? {
         let index = makeIndex(definition, table: table)
+        var values: [(IndexValue, UInt32)] = []
+        values.reserveCapacity(entries.count)
         for (key, record) in entries {
             let id = table.assign(key)
             let value = closure.map { $0.extract(record, key) } ?? IndexExtraction.value(definition, of: record)
-            guard let value else { continue }
-            if definition.isUnique, let other = index.otherEntry(with: value, than: id) {
-                return (table.key(of: other), key)
-            }
-            index.set(value, for: id)
+            if let value { values.append((value, id)) }
         }
+        if let (first, second) = index.load(values) { return (table.key(of: first), table.key(of: second)) }
         indexes[definition.name] = index
         if let closure { closures[definition.name] = closure } else { closures[definition.name] = nil }
         return nil

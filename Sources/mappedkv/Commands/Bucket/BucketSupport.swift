@@ -53,8 +53,15 @@ enum BucketJSON {
             ?? "\"\""
     }
 
+    /// A date as an ISO 8601 string to the millisecond, computed from whole milliseconds so that
+    /// printing and parsing never round a time to its neighbour.
     static func date(_ date: Date) -> String {
-        string(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let whole = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
+        let text = Date(timeIntervalSince1970: Double(whole.0)).formatted(Date.ISO8601FormatStyle())
+        let digits = String(whole.1)
+        return string(String(text.dropLast()) + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z")
     }
 
     /// One metadata value as JSON: dates as ISO 8601 strings, doubles always with a fraction or
@@ -91,9 +98,17 @@ enum BucketJSON {
         return .string(text)
     }
 
+    /// An ISO 8601 date; a fraction of a second is read to the millisecond exactly.
     static func parseDate(_ text: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
-        return try? Date.ISO8601FormatStyle().parse(text)
+        guard let dot = text.firstIndex(of: "."), text.hasSuffix("Z") else {
+            return try? Date.ISO8601FormatStyle().parse(text)
+        }
+        let digits = text[text.index(after: dot)..<text.index(before: text.endIndex)]
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+            let whole = try? Date.ISO8601FormatStyle().parse(String(text[..<dot]) + "Z"),
+            let milliseconds = Int64(String(digits.prefix(3)).padding(toLength: 3, withPad: "0", startingAt: 0))
+        else { return nil }
+        return Date(timeIntervalSince1970: (whole.timeIntervalSince1970 * 1000 + Double(milliseconds)) / 1000)
     }
 
     /// The entry of one line as `get` prints it.

@@ -49,13 +49,15 @@ public final class Bucket<Value: Sendable>: Sendable {
             var created = now
             let old: [UInt8]?
             do throws(MappedKVError) { old = try transaction.payload(forKey: storeKey) } catch { throw .store(error) }
-            if let old, let record = try? old.withUnsafeBytes({ try EntryRecord(decoding: $0) }) {
-                created = record.createdMilliseconds
+            if let old, let stored = old.withUnsafeBytes({ EntryRecord.createdMilliseconds(of: $0) }) {
+                created = stored
             }
             let record = EntryRecord(
                 createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)
-            let conflict = indexes.state.withLock { state in
-                state.buckets[name].flatMap { set in set.uniqueConflict(set.values(of: record, key: key), key: key) }
+            // The index values, computed once: checked against the unique indexes, then applied.
+            let (values, conflict) = indexes.state.withLock { state in
+                let values = state.buckets[name].map { $0.values(of: record, key: key) }
+                return (values, values.flatMap { state.buckets[name]?.uniqueConflict($0, key: key) })
             }
             if let conflict {
                 throw .uniqueConflict(bucket: name, index: conflict.index, key: key, existingKey: conflict.other)
@@ -66,7 +68,7 @@ public final class Bucket<Value: Sendable>: Sendable {
                 throw .store(error)
             }
             indexes.state.withLock { state in
-                state.buckets[name]?.apply(record, key: key)
+                if let values { state.buckets[name]?.apply(values, key: key) }
                 state.changes &+= 1
             }
         }

@@ -30,25 +30,43 @@ enum CollectionKey {
 
     /// The (bucket, key) of a store key, or nil for a key that is not an entry key.
     static func decode(_ storeKey: String) -> (bucket: String, key: String)? {
-        let bytes = Array(storeKey.utf8)
+        var storeKey = storeKey
+        return storeKey.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The (bucket, key) of a store key's UTF-8 bytes, or nil for a key that is not an entry key.
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> (bucket: String, key: String)? {
         guard bytes.first == 2 else { return nil }
         var index = 1
         var length = 0
         while index < bytes.count, bytes[index] != UInt8(ascii: ":") {
-            let digit = Int(bytes[index]) - Int(UInt8(ascii: "0"))
+            let digit = Int(bytes[index]) &- Int(UInt8(ascii: "0"))
             guard (0...9).contains(digit), length < 100_000_000 else { return nil }
             length = length * 10 + digit
             index += 1
         }
-        // A digit run, then ':', then exactly `length` bytes of bucket.
-        guard index > 1, index < bytes.count, index + 1 + length <= bytes.count else { return nil }
+        // A digit run without a leading zero (the one canonical form), ':', then `length` bytes of bucket.
+        guard index > 1, index < bytes.count, index + 1 + length <= bytes.count,
+            bytes[1] != UInt8(ascii: "0") || index == 2
+        else { return nil }
         let bucketStart = index + 1
         let bucketEnd = bucketStart + length
-        guard let bucket = String(validating: bytes[bucketStart..<bucketEnd], as: UTF8.self),
-            let key = String(validating: bytes[bucketEnd...], as: UTF8.self)
-        else { return nil }
-        // Only the canonical form decodes (no leading zeros), so the mapping is one to one.
-        guard encode(bucket: bucket, key: key).utf8.elementsEqual(bytes) else { return nil }
-        return (bucket, key)
+        let bucket = UnsafeRawBufferPointer(rebasing: bytes[bucketStart..<bucketEnd])
+        let key = UnsafeRawBufferPointer(rebasing: bytes[bucketEnd...])
+        // The key came from a String, so its bytes are UTF-8; the bucket must not split a character.
+        guard let bucketText = String(validatingUTF8Bytes: bucket), let keyText = String(validatingUTF8Bytes: key)
+        else {
+            return nil
+        }
+        return (bucketText, keyText)
+    }
+}
+
+extension String {
+    /// The string of `bytes` if they are valid UTF-8 (decoded, then checked to round-trip).
+    init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.utf8.count == bytes.count, text.utf8.elementsEqual(bytes) else { return nil }
+        self = text
     }
 }

@@ -93,6 +93,15 @@ struct EntryRecord: Equatable, Sendable {
         self.valueBytes = valueBytes
     }
 
+    /// The created time of a stored record, read without decoding the rest; nil if it is not one.
+    static func createdMilliseconds(of payload: UnsafeRawBufferPointer) -> Int64? {
+        var cursor = ByteCursor(payload)
+        guard (try? cursor.readLittleEndian(UInt8.self)) == version, let created = try? cursor.readVarint64() else {
+            return nil
+        }
+        return unzigzag(created)
+    }
+
     private static func readString(_ cursor: inout ByteCursor) throws(FormatError) -> String {
         let length = try cursor.readLength()
         let bytes = try cursor.readBytes(length)

@@ -27,14 +27,18 @@ let package = Package(
             path: "Sources/CLMDB",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // glibc's heap statistics (mallinfo2), for the memory an index holds.
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .executableTarget(
             name: "mappedkv-peers",
             dependencies: [
+                "CMalloc",
                 "CSQLite",
                 "CLMDB",
                 .product(name: "MappedKV", package: "MappedKV"),
                 .product(name: "MappedKVFormat", package: "MappedKV"),
                 .product(name: "MappedKVCache", package: "MappedKV"),
+                .product(name: "MappedKVCollections", package: "MappedKV"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -24,12 +24,15 @@ protocol AnyBucketIndex: AnyObject {
     func rangeCount(_ conditions: [QueryCondition]) -> Int?
     /// Approximate bytes of memory held.
     var memoryBytes: Int { get }
+    /// This index under another definition of the same type (to load without the unique check).
+    func withDefinition(_ definition: IndexDefinition) -> any AnyBucketIndex
     /// Fills the empty index with (value, ID) pairs in one sort; returns two IDs that share a value
     /// if the index is unique and two do (the index is then left empty).
     func load(_ values: [(IndexValue, UInt32)]) -> (UInt32, UInt32)?
 }
 
-/// An index whose values are kept as `K`.
+/// An index whose values are kept as `K`. Its entry points are specialized for the three key
+/// types: called through the existential, generic code would look up type metadata at run time.
 final class BucketIndex<K: IndexKey>: AnyBucketIndex {
     let definition: IndexDefinition
     private let ordered: OrderedIndex<K>
@@ -39,10 +42,22 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         self.ordered = OrderedIndex(table: table)
     }
 
+    private init(_ definition: IndexDefinition, ordered: OrderedIndex<K>) {
+        self.definition = definition
+        self.ordered = ordered
+    }
+
+    func withDefinition(_ definition: IndexDefinition) -> any AnyBucketIndex {
+        BucketIndex(definition, ordered: ordered)
+    }
+
     var count: Int { ordered.count }
 
     private func key(_ value: IndexValue) -> K? { K(value, type: definition.type) }
 
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
     func set(_ value: IndexValue?, for id: UInt32) -> Bool {
         guard let value else {
             ordered.set(nil, for: id)
@@ -56,8 +71,14 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         return true
     }
 
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
     func value(of id: UInt32) -> IndexValue? { ordered.value(of: id)?.indexValue(type: definition.type) }
 
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
     func meets(_ id: UInt32, _ condition: QueryCondition) -> Bool {
         guard let stored = ordered.value(of: id) else { return false }
         return Self.meets(stored, condition, type: definition.type)
@@ -78,6 +99,9 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         }
     }
 
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
     func otherEntry(with value: IndexValue, than id: UInt32?) -> UInt32? {
         guard let key = key(value) else { return nil }
         var found: UInt32?
@@ -142,6 +166,9 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         return lower.1 ? key < lower.0 : key <= lower.0
     }
 
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
     func walk(
         _ conditions: [QueryCondition], descending: Bool, after cursor: QueryCursor?, _ visit: (UInt32) -> Bool
     ) {
@@ -195,6 +222,9 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         }
     }
 
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
     func rangeCount(_ conditions: [QueryCondition]) -> Int? {
         for condition in conditions {
             if case .prefix = condition { return nil }
@@ -207,6 +237,9 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         return ordered.distance(from: from, to: to)
     }
 
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
     func load(_ values: [(IndexValue, UInt32)]) -> (UInt32, UInt32)? {
         let type = definition.type
         ordered.load(values.compactMap { value, id in K(value, type: type).map { (value: $0, id: id) } })
@@ -217,11 +250,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         return nil
     }
 
-    var memoryBytes: Int {
-        // An element in a chunk (value and ID) and a slot in the by-ID value array.
-        ordered.count * (MemoryLayout<K>.stride + MemoryLayout<UInt32>.stride)
-            + ordered.values.capacity * MemoryLayout<K?>.stride
-    }
+    var memoryBytes: Int { ordered.memoryBytes }
 }
 
 /// A new index of the type its definition names.

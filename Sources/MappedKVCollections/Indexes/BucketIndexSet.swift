@@ -73,8 +73,12 @@ final class BucketIndexSet: @unchecked Sendable {
             table.release(key)
             return
         }
+        apply(values(of: record, key: key), key: key)
+    }
+
+    /// Records that `key` now has `values` (by index name; an index missing from it has none).
+    func apply(_ values: [String: IndexValue], key: String) {
         let id = table.assign(key)
-        let values = values(of: record, key: key)
         for (name, index) in indexes { index.set(values[name], for: id) }
     }
 
@@ -95,6 +99,18 @@ final class BucketIndexSet: @unchecked Sendable {
         indexes[definition.name] = index
         if let closure { closures[definition.name] = closure } else { closures[definition.name] = nil }
         return nil
+    }
+
+    /// Adds stored indexes whose (value, ID) columns were read at open (every entry's key already
+    /// has its ID). Uniqueness was enforced when the entries were written, so it is not checked.
+    func load(_ definitions: [IndexDefinition], columns: [[(IndexValue, UInt32)]]) {
+        for (definition, column) in zip(definitions, columns) {
+            var unchecked = definition
+            unchecked.isUnique = false
+            let index = makeIndex(unchecked, table: table)
+            _ = index.load(column)
+            indexes[definition.name] = index.withDefinition(definition)
+        }
     }
 
     /// Drops the index `name`.

@@ -177,31 +177,61 @@ final class CollectionIndexes: Sendable {
         let closures = state.withLock { state in
             state.buckets.mapValues { set in set.closures.values.map { $0 } }
         }
-        var entriesByBucket: [String: [(key: String, record: EntryRecord)]] = [:]
+        // One pass over the entries: each entry of an indexed bucket gets its ID and its value for
+        // every stored index, read from the record in place; closure indexes need the decoded record.
         let wanted = Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys)
+        final class Build {
+            let set: BucketIndexSet
+            let definitions: [IndexDefinition]
+            let hasClosures: Bool
+            /// The bytes every store key of the bucket starts with (the length prefix makes a match exact).
+            let prefix: [UInt8]
+            var columns: [[(IndexValue, UInt32)]]
+            var decoded: [(key: String, record: EntryRecord)] = []
+            init(_ bucket: String, _ definitions: [IndexDefinition], hasClosures: Bool) {
+                set = BucketIndexSet(bucket: bucket)
+                self.definitions = definitions
+                self.hasClosures = hasClosures
+                prefix = Array(CollectionKey.prefix(ofBucket: bucket).utf8)
+                columns = Array(repeating: [], count: definitions.count)
+            }
+        }
+        var builds: [String: Build] = [:]
+        for bucket in wanted {
+            builds[bucket] = Build(
+                bucket, definitions[bucket] ?? [], hasClosures: closures[bucket]?.isEmpty == false)
+        }
+        let allBuilds = Array(builds.values)
         if !wanted.isEmpty {
             do {
                 try transaction.forEachRawEntry { key, payload in
-                    guard key.first == 2,
-                        let (bucket, entryKey) = CollectionKey.decode(String(decoding: key, as: UTF8.self)),
-                        wanted.contains(bucket), let record = try? EntryRecord(decoding: payload)
+                    guard key.first == 2, let build = allBuilds.first(where: { key.starts(with: $0.prefix) }),
+                        let view = EntryRecordView(payload)
                     else { return }
-                    entriesByBucket[bucket, default: []].append((entryKey, record))
+                    // Keys are stored from Swift strings: their bytes after the prefix are the entry's key.
+                    let entryKey = String(
+                        decoding: UnsafeRawBufferPointer(rebasing: key[build.prefix.count...]), as: UTF8.self)
+                    let id = build.set.table.assign(entryKey)
+                    for (position, definition) in build.definitions.enumerated() {
+                        if let value = IndexExtraction.value(definition, of: view) {
+                            build.columns[position].append((value, id))
+                        }
+                    }
+                    if build.hasClosures, let record = try? EntryRecord(decoding: payload) {
+                        build.decoded.append((entryKey, record))
+                    }
                 }
             } catch {
                 throw .store(.invalidArgument("\(error)"))
             }
         }
         var buckets: [String: BucketIndexSet] = [:]
-        for bucket in wanted {
-            let set = BucketIndexSet(bucket: bucket)
-            let entries = entriesByBucket[bucket] ?? []
-            for (key, _) in entries { _ = set.table.assign(key) }
-            for definition in definitions[bucket] ?? [] { _ = set.add(definition, closure: nil, entries: entries) }
+        for (bucket, build) in builds {
+            build.set.load(build.definitions, columns: build.columns)
             for closure in closures[bucket] ?? [] {
-                _ = set.add(closure.definition, closure: closure, entries: entries)
+                _ = build.set.add(closure.definition, closure: closure, entries: build.decoded)
             }
-            buckets[bucket] = set
+            buckets[bucket] = build.set
         }
         state.withLock { state in
             state.buckets = buckets
@@ -218,7 +248,7 @@ final class CollectionIndexes: Sendable {
         do {
             try transaction.forEachRawEntry { key, payload in
                 guard key.starts(with: prefix),
-                    let (owner, entryKey) = CollectionKey.decode(String(decoding: key, as: UTF8.self)),
+                    let (owner, entryKey) = CollectionKey.decode(key),
                     owner == bucket, let record = try? EntryRecord(decoding: payload)
                 else { return }
                 entries.append((entryKey, record))

@@ -10,18 +10,36 @@ enum IndexExtraction {
         case .created: return definition.type == .date ? .date(EntryRecord.date(record.createdMilliseconds)) : nil
         case .modified: return definition.type == .date ? .date(EntryRecord.date(record.modifiedMilliseconds)) : nil
         case .metadata(let name):
-            guard let item = record.metadata[name] else { return nil }
-            switch (item, definition.type) {
-            case (.int(let number), .int), (.int(let number), .double): return .int(number)
-            case (.double(let number), .double): return .double(number)
-            case (.string(let text), .string): return .string(text)
-            case (.date(let date), .date): return .date(date)
-            default: return nil
-            }
+            return record.metadata[name].flatMap { value($0, as: definition.type) }
         case .valuePath(let path):
             let scalar = record.valueBytes.withUnsafeBytes { JSONPathScanner.scalar(at: path, in: $0) }
             guard let scalar else { return nil }
             return value(scalar, as: definition.type)
+        }
+    }
+
+    /// The value of `definition` for the record `view` reads in place (what ``value(_:of:)`` gives
+    /// for the decoded record).
+    static func value(_ definition: IndexDefinition, of view: EntryRecordView) -> IndexValue? {
+        switch definition.source {
+        case .created: return definition.type == .date ? .date(EntryRecord.date(view.createdMilliseconds)) : nil
+        case .modified: return definition.type == .date ? .date(EntryRecord.date(view.modifiedMilliseconds)) : nil
+        case .metadata(let name):
+            guard let item = view.metadataValue(named: name) else { return nil }
+            return value(item, as: definition.type)
+        case .valuePath(let path):
+            return JSONPathScanner.scalar(at: path, in: view.valueBytes).flatMap { value($0, as: definition.type) }
+        }
+    }
+
+    /// A metadata item as a value of `type`.
+    static func value(_ item: MetadataValue, as type: IndexType) -> IndexValue? {
+        switch (item, type) {
+        case (.int(let number), .int), (.int(let number), .double): return .int(number)
+        case (.double(let number), .double): return .double(number)
+        case (.string(let text), .string): return .string(text)
+        case (.date(let date), .date): return .date(date)
+        default: return nil
         }
     }
 

@@ -33,11 +33,11 @@ struct JSONPathScanner {
         if peek() == UInt8(ascii: "}") { return nil }
         while true {
             skipSpace()
-            guard peek() == UInt8(ascii: "\""), let member = readString() else { return nil }
+            guard peek() == UInt8(ascii: "\""), let matches = readMemberName(equalTo: name) else { return nil }
             skipSpace()
             guard peek() == UInt8(ascii: ":") else { return nil }
             position += 1
-            if member == name { return find(path.dropFirst()) }
+            if matches { return find(path.dropFirst()) }
             guard skipValue() else { return nil }
             skipSpace()
             switch peek() {
@@ -48,6 +48,28 @@ struct JSONPathScanner {
     }
 
     private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+
+    /// Reads a member name and tells whether it is `name`, comparing bytes (names with escapes are
+    /// unescaped first); nil if the string is malformed.
+    private mutating func readMemberName(equalTo name: String) -> Bool? {
+        let start = position + 1
+        var index = start
+        var hasEscape = false
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+            if bytes[index] == UInt8(ascii: "\\") {
+                hasEscape = true
+                index += 1
+            }
+            index += 1
+        }
+        guard index < bytes.count else { return nil }
+        if hasEscape {
+            guard let member = readString() else { return nil }
+            return member == name
+        }
+        position = index + 1
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<index]).elementsEqual(name.utf8)
+    }
 
     private mutating func skipSpace() {
         while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
@@ -73,6 +95,25 @@ struct JSONPathScanner {
     }
 
     private mutating func readNumber() -> JSONScalar? {
+        // The common case, a plain integer of up to 18 digits, without going through text.
+        var index = position
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var value: Int64 = 0
+        let digitsStart = index
+        while index < bytes.count, index - digitsStart < 18, (0x30...0x39).contains(bytes[index]) {
+            value = value * 10 + Int64(bytes[index] - 0x30)
+            index += 1
+        }
+        let ends =
+            index == bytes.count
+            || !((0x30...0x39).contains(bytes[index]) || bytes[index] == UInt8(ascii: ".")
+                || bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E"))
+        if index > digitsStart, ends {
+            position = index
+            let integer = negative ? -value : value
+            return .number(Double(integer), exactInteger: integer)
+        }
         let start = position
         while let byte = peek(),
             (0x30...0x39).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
@@ -101,7 +142,8 @@ struct JSONPathScanner {
         guard position < bytes.count else { return nil }
         let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
         position += 1
-        guard hasEscape else { return String(validating: raw, as: UTF8.self) }
+        // The document was written as UTF-8 JSON; decoding repairs what is not, as any reader would.
+        guard hasEscape else { return String(decoding: raw, as: UTF8.self) }
         return Self.unescape(raw)
     }
 

@@ -9,6 +9,8 @@ protocol IndexKey: Comparable {
     init?(_ value: IndexValue, type: IndexType)
     /// The value as the public type.
     func indexValue(type: IndexType) -> IndexValue
+    /// A value stored for IDs that have none (never read: `present` says which IDs have one).
+    static var placeholder: Self { get }
 }
 
 /// The values of one index, ordered, with their entries' IDs.
@@ -26,15 +28,45 @@ final class OrderedIndex<K: IndexKey> {
 
     private static var chunkLimit: Int { 512 }
     private var chunks: [Chunk] = []
-    /// The value of each ID's entry, nil where it has none.
-    private(set) var values: [K?] = []
+    /// The value of each ID's entry, valid where `present` has the ID's bit: a value and a bit per
+    /// entry instead of an optional, which would take twice the bytes.
+    private var values: [K] = []
+    private var present: [UInt64] = []
     private(set) var count = 0
     let table: KeyTable
 
     init(table: KeyTable) { self.table = table }
 
     /// The value indexed for `id`.
-    func value(of id: UInt32) -> K? { Int(id) < values.count ? values[Int(id)] : nil }
+    func value(of id: UInt32) -> K? { isPresent(id) ? values[Int(id)] : nil }
+
+    private func isPresent(_ id: UInt32) -> Bool {
+        let word = Int(id >> 6)
+        return word < present.count && present[word] & (1 << UInt64(id & 63)) != 0
+    }
+
+    /// Records the value of `id` (nil: none), growing the arrays to reach it.
+    private func store(_ value: K?, for id: UInt32) {
+        let index = Int(id)
+        if index >= values.count {
+            values.append(contentsOf: repeatElement(K.placeholder, count: index + 1 - values.count))
+        }
+        let word = index >> 6
+        if word >= present.count { present.append(contentsOf: repeatElement(0, count: word + 1 - present.count)) }
+        if let value {
+            values[index] = value
+            present[word] |= 1 << UInt64(index & 63)
+        } else {
+            values[index] = K.placeholder
+            present[word] &= ~(1 << UInt64(index & 63))
+        }
+    }
+
+    /// Bytes held by the values and the chunks.
+    var memoryBytes: Int {
+        values.capacity * MemoryLayout<K>.stride + present.capacity * 8
+            + chunks.reduce(0) { $0 + $1.keys.capacity * MemoryLayout<K>.stride + $1.ids.capacity * 4 }
+    }
 
     /// Whether (a, aID) sorts before (b, bID): by value, then by key bytes.
     private func less(_ a: K, _ aID: UInt32, _ b: K, _ bID: UInt32) -> Bool {
@@ -44,12 +76,11 @@ final class OrderedIndex<K: IndexKey> {
 
     /// Sets the value of `id` (nil: not indexed), moving its element.
     func set(_ value: K?, for id: UInt32) {
-        if Int(id) >= values.count { values.append(contentsOf: repeatElement(nil, count: Int(id) + 1 - values.count)) }
-        if let old = values[Int(id)] {
+        if let old = self.value(of: id) {
             if let value, value == old { return }
             remove(old, id)
         }
-        values[Int(id)] = value
+        store(value, for: id)
         if let value { insert(value, id) }
     }
 
@@ -189,12 +220,8 @@ final class OrderedIndex<K: IndexKey> {
     func load(_ elements: [(value: K, id: UInt32)]) {
         precondition(count == 0, "load fills an empty index")
         let sorted = elements.sorted { less($0.value, $0.id, $1.value, $1.id) }
-        let maxID = sorted.reduce(0) { max($0, Int($1.id)) }
-        if !sorted.isEmpty && values.count <= maxID {
-            values.append(contentsOf: repeatElement(nil, count: maxID + 1 - values.count))
-        }
-        // Chunks three-quarters full, so that later inserts seldom split one.
-        let size = Self.chunkLimit * 3 / 4
+        // Chunks seven-eighths full, so that later inserts seldom split one.
+        let size = Self.chunkLimit * 7 / 8
         chunks.reserveCapacity(sorted.count / size + 1)
         var start = 0
         while start < sorted.count {
@@ -203,7 +230,7 @@ final class OrderedIndex<K: IndexKey> {
             chunks.append(Chunk(keys: slice.map(\.value), ids: slice.map(\.id)))
             start = end
         }
-        for element in sorted { values[Int(element.id)] = element.value }
+        for element in sorted { store(element.value, for: element.id) }
         count = sorted.count
     }
 
@@ -223,6 +250,7 @@ final class OrderedIndex<K: IndexKey> {
     func removeAll() {
         chunks = []
         values = []
+        present = []
         count = 0
     }
 }
@@ -241,6 +269,8 @@ extension Int64: IndexKey {
     }
 
     func indexValue(type: IndexType) -> IndexValue { type == .date ? .date(EntryRecord.date(self)) : .int(self) }
+
+    static var placeholder: Int64 { 0 }
 }
 
 extension Double: IndexKey {
@@ -253,6 +283,8 @@ extension Double: IndexKey {
     }
 
     func indexValue(type: IndexType) -> IndexValue { .double(self) }
+
+    static var placeholder: Double { 0 }
 }
 
 /// A string ordered by its UTF-8 bytes (not by Unicode canonical order), the order the CLI and
@@ -268,6 +300,8 @@ struct UTF8Key: IndexKey {
     }
 
     func indexValue(type: IndexType) -> IndexValue { .string(string) }
+
+    static var placeholder: UTF8Key { UTF8Key("") }
 
     static func < (lhs: UTF8Key, rhs: UTF8Key) -> Bool { lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8) }
     static func == (lhs: UTF8Key, rhs: UTF8Key) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }

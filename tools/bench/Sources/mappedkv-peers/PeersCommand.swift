@@ -50,6 +50,12 @@ struct PeersCommand: ParsableCommand {
     var trimN = 50_000
     @Option(help: "With --cache: the 1 MiB values of the large-value workload.")
     var largeCount = 50
+    @Flag(help: "Compare MappedKVCollections with the SQLite design it replaces instead of stores.")
+    var collections = false
+    @Option(help: "With --collections: the posts in the bucket.")
+    var collectionsN = 1_000_000
+    @Option(help: "With --collections: comma-separated designs: mappedkv,sqlite.")
+    var collectionsDesigns = "mappedkv,sqlite"
     @Option(help: .hidden)
     var rssProbe: String?
     @Option(help: .hidden)
@@ -125,7 +131,12 @@ struct PeersCommand: ParsableCommand {
         defer { if temporary { try? Scratch.remove(directory) } }
         let progress: (String) -> Void = { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
 
-        if cache {
+        if collections {
+            var comparison = CollectionsComparison(n: collectionsN, runs: runs, root: directory)
+            comparison.designs = collectionsDesigns.split(separator: ",").map(String.init)
+            let results = try comparison.run(progress: progress)
+            print(CollectionsComparison.markdown(results, n: collectionsN, runs: runs))
+        } else if cache {
             let sizes = CacheSizes(
                 n: n, filePerEntryLimit: filePerEntryMaxN, trimEntries: trimN, largeValues: largeCount)
             let results = try CacheComparison(designs: cacheDesigns, sizes: sizes, runs: runs, root: directory)

@@ -201,29 +201,43 @@ final class CollectionIndexes: Sendable {
             builds[bucket] = Build(
                 bucket, definitions[bucket] ?? [], hasClosures: closures[bucket]?.isEmpty == false)
         }
-        let allBuilds = Array(builds.values)
+        // The scan fills plain local arrays (IDs are positions in `keys`); the tables and indexes
+        // are made from them at the end, each in one go.
+        let order = Array(builds.values)
+        var keys: [[String]] = Array(repeating: [], count: order.count)
+        var columns: [[[(IndexValue, UInt32)]]] = order.map { Array(repeating: [], count: $0.definitions.count) }
+        var decoded: [[(key: String, record: EntryRecord)]] = Array(repeating: [], count: order.count)
+        let prefixes = order.map(\.prefix)
+        let definitionLists = order.map(\.definitions)
+        let closureFlags = order.map(\.hasClosures)
         if !wanted.isEmpty {
             do {
                 try transaction.forEachRawEntry { key, payload in
-                    guard key.first == 2, let build = allBuilds.first(where: { key.starts(with: $0.prefix) }),
+                    guard key.first == 2, let which = prefixes.firstIndex(where: { key.starts(with: $0) }),
                         let view = EntryRecordView(payload)
                     else { return }
                     // Keys are stored from Swift strings: their bytes after the prefix are the entry's key.
                     let entryKey = String(
-                        decoding: UnsafeRawBufferPointer(rebasing: key[build.prefix.count...]), as: UTF8.self)
-                    let id = build.set.table.assign(entryKey)
-                    for (position, definition) in build.definitions.enumerated() {
+                        decoding: UnsafeRawBufferPointer(rebasing: key[prefixes[which].count...]), as: UTF8.self)
+                    let id = UInt32(keys[which].count)
+                    keys[which].append(entryKey)
+                    for (position, definition) in definitionLists[which].enumerated() {
                         if let value = IndexExtraction.value(definition, of: view) {
-                            build.columns[position].append((value, id))
+                            columns[which][position].append((value, id))
                         }
                     }
-                    if build.hasClosures, let record = try? EntryRecord(decoding: payload) {
-                        build.decoded.append((entryKey, record))
+                    if closureFlags[which], let record = try? EntryRecord(decoding: payload) {
+                        decoded[which].append((entryKey, record))
                     }
                 }
             } catch {
                 throw .store(.invalidArgument("\(error)"))
             }
+        }
+        for (which, build) in order.enumerated() {
+            build.set.table.load(keys[which])
+            build.columns = columns[which]
+            build.decoded = decoded[which]
         }
         var buckets: [String: BucketIndexSet] = [:]
         for (bucket, build) in builds {

@@ -35,6 +35,16 @@ final class KeyTable {
         return id
     }
 
+    /// Fills an empty table with `keys`, each key's ID its position (the keys are distinct: they
+    /// are a store's keys).
+    func load(_ keys: [String]) {
+        precondition(idByKey.isEmpty, "load fills an empty table")
+        // A copy with no spare capacity: the scan grew the array by doubling.
+        self.keys = keys.withUnsafeBufferPointer { Array($0) }
+        idByKey.reserveCapacity(keys.count)
+        for (id, key) in keys.enumerated() { idByKey[key] = UInt32(id) }
+    }
+
     /// Forgets `key`; its ID may be given to another key.
     func release(_ key: String) {
         guard let id = idByKey.removeValue(forKey: key) else { return }

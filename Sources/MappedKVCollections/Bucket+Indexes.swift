@@ -26,19 +26,7 @@ extension Bucket {
             if existing != nil {
                 throw .invalidIndex(bucket: bucket, name: name, reason: "the name is in use with another definition")
             }
-            let entries = try CollectionIndexes.entries(of: bucket, transaction)
-            let conflict = indexes.state.withLock { state in
-                let set = state.buckets[bucket] ?? BucketIndexSet(bucket: bucket)
-                let conflict = set.add(definition, closure: nil, entries: entries)
-                if conflict == nil {
-                    state.buckets[bucket] = set
-                    state.changes &+= 1
-                }
-                return conflict
-            }
-            if let (first, second) = conflict {
-                throw .uniqueConflict(bucket: bucket, index: name, key: second, existingKey: first)
-            }
+            try install(definition, closure: nil, transaction)
             let json: Data
             do { json = try JSONEncoder().encode(definition) } catch {
                 throw .invalidIndex(bucket: bucket, name: name, reason: "\(error)")
@@ -73,19 +61,28 @@ extension Bucket {
             if indexes.state.withLock({ $0.buckets[bucket]?.indexes[name] }) != nil {
                 throw .invalidIndex(bucket: bucket, name: name, reason: "the name is in use")
             }
-            let entries = try CollectionIndexes.entries(of: bucket, transaction)
-            let conflict = indexes.state.withLock { state in
-                let set = state.buckets[bucket] ?? BucketIndexSet(bucket: bucket)
-                let conflict = set.add(definition, closure: closure, entries: entries)
-                if conflict == nil {
-                    state.buckets[bucket] = set
-                    state.changes &+= 1
-                }
-                return conflict
+            try install(definition, closure: closure, transaction)
+        }
+    }
+
+    /// Builds `definition` from the bucket's entries and adds it, inside the exclusive section;
+    /// throws, adding nothing, if it is unique and two entries share a value.
+    private func install(
+        _ definition: IndexDefinition, closure: ClosureIndex?, _ transaction: MappedKV.Transaction
+    ) throws(CollectionError) {
+        let bucket = self.name
+        let entries = try CollectionIndexes.entries(of: bucket, transaction)
+        let conflict = indexes.state.withLock { state in
+            let set = state.buckets[bucket] ?? BucketIndexSet(bucket: bucket)
+            let conflict = set.add(definition, closure: closure, entries: entries)
+            if conflict == nil {
+                state.buckets[bucket] = set
+                state.changes &+= 1
             }
-            if let (first, second) = conflict {
-                throw .uniqueConflict(bucket: bucket, index: name, key: second, existingKey: first)
-            }
+            return conflict
+        }
+        if let (first, second) = conflict {
+            throw .uniqueConflict(bucket: bucket, index: definition.name, key: second, existingKey: first)
         }
     }
 

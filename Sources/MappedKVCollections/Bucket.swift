@@ -49,7 +49,7 @@ public final class Bucket<Value: Sendable>: Sendable {
             var created = now
             let old: [UInt8]?
             do throws(MappedKVError) { old = try transaction.payload(forKey: storeKey) } catch { throw .store(error) }
-            if let old, let stored = old.withUnsafeBytes({ EntryRecord.createdMilliseconds(of: $0) }) {
+            if let old, let stored = old.withUnsafeBytes({ try? EntryRecordView($0).createdMilliseconds }) {
                 created = stored
             }
             let record = EntryRecord(

@@ -64,11 +64,4 @@ struct DecodedCache<Value> {
         slots.removeLast()
         if hand >= slots.count { hand = 0 }
     }
-
-    /// Drops everything.
-    mutating func removeAll() {
-        slots.removeAll()
-        slotByKey.removeAll()
-        hand = 0
-    }
 }

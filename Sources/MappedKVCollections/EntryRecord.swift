@@ -55,33 +55,15 @@ struct EntryRecord: Equatable, Sendable {
 
     /// Decodes a record; throws a reason for bytes that are not one.
     init(decoding payload: UnsafeRawBufferPointer) throws(EntryRecordError) {
-        var cursor = ByteCursor(payload)
-        do {
-            let version = try cursor.readLittleEndian(UInt8.self)
-            guard version == Self.version else { throw EntryRecordError("format version \(version)") }
-            createdMilliseconds = Self.unzigzag(try cursor.readVarint64())
-            modifiedMilliseconds = Self.unzigzag(try cursor.readVarint64())
-            let count = try cursor.readLength()
-            var metadata: [String: MetadataValue] = [:]
-            for _ in 0..<count {
-                let name = try Self.readString(&cursor)
-                switch try cursor.readLittleEndian(UInt8.self) {
-                case 1: metadata[name] = .string(try Self.readString(&cursor))
-                case 2: metadata[name] = .int(Self.unzigzag(try cursor.readVarint64()))
-                case 3: metadata[name] = .double(Double(bitPattern: try cursor.readLittleEndian(UInt64.self)))
-                case 4:
-                    let seconds = Double(bitPattern: try cursor.readLittleEndian(UInt64.self))
-                    metadata[name] = .date(Date(timeIntervalSince1970: seconds))
-                case let tag: throw EntryRecordError("unknown metadata tag \(tag)")
-                }
-            }
-            self.metadata = metadata
-            valueBytes = Array(try cursor.readBytes(cursor.remaining))
-        } catch let error as EntryRecordError {
-            throw error
-        } catch {
-            throw EntryRecordError("\(error)")
-        }
+        try self.init(try EntryRecordView(payload))
+    }
+
+    /// The record a view reads, decoded.
+    init(_ view: EntryRecordView) throws(EntryRecordError) {
+        createdMilliseconds = view.createdMilliseconds
+        modifiedMilliseconds = view.modifiedMilliseconds
+        metadata = try view.metadata()
+        valueBytes = Array(view.valueBytes)
     }
 
     init(
@@ -91,22 +73,6 @@ struct EntryRecord: Equatable, Sendable {
         self.modifiedMilliseconds = modifiedMilliseconds
         self.metadata = metadata
         self.valueBytes = valueBytes
-    }
-
-    /// The created time of a stored record, read without decoding the rest; nil if it is not one.
-    static func createdMilliseconds(of payload: UnsafeRawBufferPointer) -> Int64? {
-        var cursor = ByteCursor(payload)
-        guard (try? cursor.readLittleEndian(UInt8.self)) == version, let created = try? cursor.readVarint64() else {
-            return nil
-        }
-        return unzigzag(created)
-    }
-
-    private static func readString(_ cursor: inout ByteCursor) throws(FormatError) -> String {
-        let length = try cursor.readLength()
-        let bytes = try cursor.readBytes(length)
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw FormatError.invalidUTF8 }
-        return text
     }
 
     static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }

@@ -22,8 +22,6 @@ protocol AnyBucketIndex: AnyObject {
     func walk(_ conditions: [QueryCondition], descending: Bool, after cursor: QueryCursor?, _ visit: (UInt32) -> Bool)
     /// The number of entries meeting `conditions` (all on this index), if they are ranges only.
     func rangeCount(_ conditions: [QueryCondition]) -> Int?
-    /// Approximate bytes of memory held.
-    var memoryBytes: Int { get }
     /// This index under another definition of the same type (to load without the unique check).
     func withDefinition(_ definition: IndexDefinition) -> any AnyBucketIndex
     /// Fills the empty index with (value, ID) pairs in one sort; returns two IDs that share a value
@@ -250,7 +248,6 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         return nil
     }
 
-    var memoryBytes: Int { ordered.memoryBytes }
 }
 
 /// A new index of the type its definition names.

@@ -187,10 +187,4 @@ final class BucketIndexSet: @unchecked Sendable {
     private func meetsAll(_ id: UInt32, _ conditions: [QueryCondition]) -> Bool {
         conditions.allSatisfy { indexes[$0.indexName]?.meets(id, $0) ?? false }
     }
-
-    /// Approximate bytes held by the indexes and the ID table.
-    var memoryBytes: Int {
-        indexes.values.reduce(0) { $0 + $1.memoryBytes }
-            + table.capacity * (MemoryLayout<String>.stride * 2 + MemoryLayout<UInt32>.stride)
-    }
 }

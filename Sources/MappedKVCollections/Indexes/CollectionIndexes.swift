@@ -177,56 +177,34 @@ final class CollectionIndexes: Sendable {
         let closures = state.withLock { state in
             state.buckets.mapValues { set in set.closures.values.map { $0 } }
         }
-        // One pass over the entries: each entry of an indexed bucket gets its ID and its value for
-        // every stored index, read from the record in place; closure indexes need the decoded record.
-        let wanted = Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys)
-        final class Build {
-            let set: BucketIndexSet
-            let definitions: [IndexDefinition]
-            let hasClosures: Bool
-            /// The bytes every store key of the bucket starts with (the length prefix makes a match exact).
-            let prefix: [UInt8]
-            var columns: [[(IndexValue, UInt32)]]
-            var decoded: [(key: String, record: EntryRecord)] = []
-            init(_ bucket: String, _ definitions: [IndexDefinition], hasClosures: Bool) {
-                set = BucketIndexSet(bucket: bucket)
-                self.definitions = definitions
-                self.hasClosures = hasClosures
-                prefix = Array(CollectionKey.prefix(ofBucket: bucket).utf8)
-                columns = Array(repeating: [], count: definitions.count)
-            }
-        }
-        var builds: [String: Build] = [:]
-        for bucket in wanted {
-            builds[bucket] = Build(
-                bucket, definitions[bucket] ?? [], hasClosures: closures[bucket]?.isEmpty == false)
-        }
-        // The scan fills plain local arrays (IDs are positions in `keys`); the tables and indexes
-        // are made from them at the end, each in one go.
-        let order = Array(builds.values)
+        // One pass over the entries: each entry of an indexed bucket gets its ID (its position in
+        // `keys`) and its value for every stored index, read from the record in place; closure
+        // indexes need the decoded record. The tables and indexes are made at the end, each in one go.
+        let order = Array(Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys))
+        let stored = order.map { definitions[$0] ?? [] }
+        let hasClosures = order.map { closures[$0]?.isEmpty == false }
+        // The bytes every store key of a bucket starts with (the length prefix makes a match exact).
+        let prefixes = order.map { Array(CollectionKey.prefix(ofBucket: $0).utf8) }
         var keys: [[String]] = Array(repeating: [], count: order.count)
-        var columns: [[[(IndexValue, UInt32)]]] = order.map { Array(repeating: [], count: $0.definitions.count) }
+        var columns: [[[(IndexValue, UInt32)]]] = stored.map { Array(repeating: [], count: $0.count) }
         var decoded: [[(key: String, record: EntryRecord)]] = Array(repeating: [], count: order.count)
-        let prefixes = order.map(\.prefix)
-        let definitionLists = order.map(\.definitions)
-        let closureFlags = order.map(\.hasClosures)
-        if !wanted.isEmpty {
+        if !order.isEmpty {
             do {
                 try transaction.forEachRawEntry { key, payload in
                     guard key.first == 2, let which = prefixes.firstIndex(where: { key.starts(with: $0) }),
-                        let view = EntryRecordView(payload)
+                        let view = try? EntryRecordView(payload)
                     else { return }
                     // Keys are stored from Swift strings: their bytes after the prefix are the entry's key.
                     let entryKey = String(
                         decoding: UnsafeRawBufferPointer(rebasing: key[prefixes[which].count...]), as: UTF8.self)
                     let id = UInt32(keys[which].count)
                     keys[which].append(entryKey)
-                    for (position, definition) in definitionLists[which].enumerated() {
+                    for (position, definition) in stored[which].enumerated() {
                         if let value = IndexExtraction.value(definition, of: view) {
                             columns[which][position].append((value, id))
                         }
                     }
-                    if closureFlags[which], let record = try? EntryRecord(decoding: payload) {
+                    if hasClosures[which], let record = try? EntryRecord(view) {
                         decoded[which].append((entryKey, record))
                     }
                 }
@@ -234,18 +212,15 @@ final class CollectionIndexes: Sendable {
                 throw .store(.invalidArgument("\(error)"))
             }
         }
-        for (which, build) in order.enumerated() {
-            build.set.table.load(keys[which])
-            build.columns = columns[which]
-            build.decoded = decoded[which]
-        }
         var buckets: [String: BucketIndexSet] = [:]
-        for (bucket, build) in builds {
-            build.set.load(build.definitions, columns: build.columns)
+        for (which, bucket) in order.enumerated() {
+            let set = BucketIndexSet(bucket: bucket)
+            set.table.load(keys[which])
+            set.load(stored[which], columns: columns[which])
             for closure in closures[bucket] ?? [] {
-                _ = build.set.add(closure.definition, closure: closure, entries: build.decoded)
+                _ = set.add(closure.definition, closure: closure, entries: decoded[which])
             }
-            buckets[bucket] = build.set
+            buckets[bucket] = set
         }
         state.withLock { state in
             state.buckets = buckets

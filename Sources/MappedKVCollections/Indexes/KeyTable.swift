@@ -51,13 +51,4 @@ final class KeyTable {
         keys[Int(id)] = ""
         free.append(id)
     }
-
-    /// The highest ID in use plus one (the length an array indexed by ID needs).
-    var capacity: Int { keys.count }
-
-    /// Reserves room for `count` keys.
-    func reserve(_ count: Int) {
-        keys.reserveCapacity(count)
-        idByKey.reserveCapacity(count)
-    }
 }

@@ -62,12 +62,6 @@ final class OrderedIndex<K: IndexKey> {
         }
     }
 
-    /// Bytes held by the values and the chunks.
-    var memoryBytes: Int {
-        values.capacity * MemoryLayout<K>.stride + present.capacity * 8
-            + chunks.reduce(0) { $0 + $1.keys.capacity * MemoryLayout<K>.stride + $1.ids.capacity * 4 }
-    }
-
     /// Whether (a, aID) sorts before (b, bID): by value, then by key bytes.
     private func less(_ a: K, _ aID: UInt32, _ b: K, _ bID: UInt32) -> Bool {
         if a != b { return a < b }

@@ -40,8 +40,8 @@ enum ExitStatus: Int32, CaseIterable {
     /// The lines of `--help` that list the statuses.
     static let helpText = """
         Exit status: 0 ok; 1 key not found; 2 other failure (bad value, wrong type, I/O); \
-        3 store not found; 4 store damaged; 5 wrong key; 6 locked or held in another mode; \
-        64 usage error.
+        3 store not found; 4 store damaged; 5 wrong key; 6 locked or held in another mode (another \
+        process has it open in single-process mode); 64 usage error.
         """
 }
 

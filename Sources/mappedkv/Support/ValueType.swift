@@ -35,35 +35,11 @@ enum ValueType: String, CaseIterable, ExpressibleByArgument {
     }
 
     /// `payload` decoded as this type, as the text `get` prints.
-    func text(fromPayload payload: [UInt8]) throws(FormatError) -> String {
-        switch try decoded(payload) {
-        case .bool(let value): value ? "true" : "false"
-        case .number(let text): text
-        case .text(let value): value
-        case .hex(let bytes): Hex.encode(bytes)
-        case .list(let items): items.joined(separator: ",")
-        }
-    }
+    func text(fromPayload payload: [UInt8]) throws(FormatError) -> String { try decoded(payload).text }
 
     /// `payload` decoded as this type, as a JSON value: a bool, a number, a string (hex for
     /// `bytes` and `payload`) or an array of strings.
-    func jsonValue(fromPayload payload: [UInt8]) throws(FormatError) -> Any {
-        switch try decoded(payload) {
-        case .bool(let value): value
-        case .number:
-            switch self {
-            case .int32: Int(try Int32(payloadBytes: payload))
-            case .uint32: Int(try UInt32(payloadBytes: payload))
-            case .int64: Int(try Int64(payloadBytes: payload))
-            case .uint64: try UInt64(payloadBytes: payload)
-            case .float: Double(try Float(payloadBytes: payload))
-            default: try Double(payloadBytes: payload)
-            }
-        case .text(let value): value
-        case .hex(let bytes): Hex.encode(bytes)
-        case .list(let items): items
-        }
-    }
+    func jsonValue(fromPayload payload: [UInt8]) throws(FormatError) -> Any { try decoded(payload).json }
 
     /// The payload of a JSON value (as ``jsonValue(fromPayload:)`` gives it, or its text form).
     func payload(fromJSON value: Any) -> [UInt8]? {
@@ -77,28 +53,45 @@ enum ValueType: String, CaseIterable, ExpressibleByArgument {
         return nil
     }
 
-    /// A decoded value, before it is rendered as text or JSON.
-    private enum Decoded {
-        case bool(Bool)
-        case number(String)
-        case text(String)
-        case hex([UInt8])
-        case list([String])
-    }
-
-    private func decoded(_ payload: [UInt8]) throws(FormatError) -> Decoded {
+    /// `payload` decoded once, as its text and as its JSON value.
+    private func decoded(_ payload: [UInt8]) throws(FormatError) -> (text: String, json: Any) {
+        func number<N: LosslessStringConvertible>(_ value: N, _ json: Any) -> (text: String, json: Any) {
+            (String(value), json)
+        }
         switch self {
-        case .bool: .bool(try Bool(payloadBytes: payload))
-        case .int32: .number(String(try Int32(payloadBytes: payload)))
-        case .uint32: .number(String(try UInt32(payloadBytes: payload)))
-        case .int64: .number(String(try Int64(payloadBytes: payload)))
-        case .uint64: .number(String(try UInt64(payloadBytes: payload)))
-        case .float: .number(String(try Float(payloadBytes: payload)))
-        case .double: .number(String(try Double(payloadBytes: payload)))
-        case .string: .text(try String(payloadBytes: payload))
-        case .bytes: .hex(try [UInt8](payloadBytes: payload))
-        case .strings: .list(try [String](payloadBytes: payload))
-        case .payload: .hex(payload)
+        case .bool:
+            let value = try Bool(payloadBytes: payload)
+            return (value ? "true" : "false", value)
+        case .int32:
+            let value = try Int32(payloadBytes: payload)
+            return number(value, Int(value))
+        case .uint32:
+            let value = try UInt32(payloadBytes: payload)
+            return number(value, Int(value))
+        case .int64:
+            let value = try Int64(payloadBytes: payload)
+            return number(value, Int(value))
+        case .uint64:
+            let value = try UInt64(payloadBytes: payload)
+            return number(value, value)
+        case .float:
+            let value = try Float(payloadBytes: payload)
+            return number(value, Double(value))
+        case .double:
+            let value = try Double(payloadBytes: payload)
+            return number(value, value)
+        case .string:
+            let value = try String(payloadBytes: payload)
+            return (value, value)
+        case .bytes:
+            let hex = Hex.encode(try [UInt8](payloadBytes: payload))
+            return (hex, hex)
+        case .strings:
+            let items = try [String](payloadBytes: payload)
+            return (items.joined(separator: ","), items)
+        case .payload:
+            let hex = Hex.encode(payload)
+            return (hex, hex)
         }
     }
 

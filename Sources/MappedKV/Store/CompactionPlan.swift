@@ -25,7 +25,7 @@ struct CompactionPlan {
     init?(region: UnsafeRawBufferPointer, slots: KeyIndex) {
         let words = region.count / 64 + 1
         var isLive = [UInt64](repeating: 0, count: words)
-        slots.forEachSlot { slot in isLive[slot.recordStart >> 6] |= 1 << UInt64(slot.recordStart & 63) }
+        slots.forEachRecordStart { start in isLive[start >> 6] |= 1 << UInt64(start & 63) }
         var runs: [(start: Int, length: Int)] = []
         var newStarts: [UInt32] = []
         newStarts.reserveCapacity(slots.count)

@@ -6,28 +6,52 @@ import Glibc
 import Darwin
 #endif
 
-/// The live keys of a store: an open-addressing hash table of ``ValueSlot``s whose keys are byte
-/// ranges of the plaintext mirror.
+/// The live keys of a store: an open-addressing hash table whose buckets hold, in 8 bytes, where a
+/// key's latest record starts in the plaintext mirror and 31 bits of the key's hash.
 ///
-/// Linear probing over a power-of-two table at most three quarters full; each entry keeps 32 bits
-/// of its key's hash, so a probe compares key bytes only when those bits match, and growing never
-/// rehashes a key. Removal shifts the following entries back (no tombstones), so lookups stay
-/// short however many keys come and go.
+/// Linear probing over a power-of-two table at most three quarters full; a probe compares key
+/// bytes only when the hash bits match, and growing never rehashes a key. Removal shifts the
+/// following entries back (no tombstones), so lookups stay short however many keys come and go.
 ///
-/// Every call that compares keys takes the mirror the slots point into; the caller keeps the two
-/// in step (a slot's key bytes must be in the mirror it passes).
+/// A bucket keeps no lengths: the record's header in the mirror says them (two varints read from
+/// the cache line the key comparison loads anyway), so a ``ValueSlot`` is decoded when it is
+/// asked for. Eight-byte buckets keep the table of a million keys at 16 MiB, inside the
+/// processor's last-level cache, where 20-byte buckets needed 40 MiB of main memory.
+///
+/// Every call that reads slots takes the mirror the records are in; the caller keeps the two in
+/// step (a bucket's record must be in the mirror it passes, decoded when it was filed).
 struct KeyIndex {
-    /// One bucket: a slot and its key's hash; empty when the slot's key length is zero.
+    /// One bucket: 31 bits of its key's hash with the repaired-key flag on top, and where the
+    /// record starts plus one; empty when that is zero (all zero bytes).
     struct Entry {
-        var hash: UInt32
-        var slot: ValueSlot
+        var tag: UInt32
+        var location: UInt32
 
         /// All zero bytes, which is how ``KeyIndex`` initializes its buckets.
-        static let empty = Entry(
-            hash: 0, slot: ValueSlot(keyStart: 0, valueStart: 0, valueLength: 0, keyLength: 0, keyOffset: 0))
+        static let empty = Entry(tag: 0, location: 0)
 
-        var isEmpty: Bool { slot.keyLength == 0 }
+        /// A bucket for the record of `slot`, whose key hashes to `hash` (31 bits).
+        init(hash: UInt32, slot: ValueSlot) {
+            tag = hash | (slot.keyIsRepaired ? KeyIndex.repairedFlag : 0)
+            location = UInt32(truncatingIfNeeded: slot.recordStart + 1)
+        }
+
+        init(tag: UInt32, location: UInt32) {
+            self.tag = tag
+            self.location = location
+        }
+
+        var isEmpty: Bool { location == 0 }
+        /// The 31 hash bits.
+        var hash: UInt32 { tag & KeyIndex.hashMask }
+        var isRepaired: Bool { tag & KeyIndex.repairedFlag != 0 }
+        var recordStart: Int { Int(location) - 1 }
     }
+
+    /// The tag bit that marks a key that is not UTF-8 (filed under its repair).
+    static let repairedFlag: UInt32 = 0x8000_0000
+    /// The tag bits that are the hash.
+    static let hashMask: UInt32 = 0x7FFF_FFFF
 
     /// The buckets; empty, or a power of two of them.
     private var entries: [Entry] = []
@@ -60,11 +84,56 @@ struct KeyIndex {
         return buckets
     }
 
-    /// The 32 bits of the hash of `key` that the table uses.
+    /// The 31 bits of the hash of `key` that the table uses.
     @inline(__always)
     func hash(_ key: UnsafeRawBufferPointer) -> UInt32 {
         let full = hasher.hash(key)
-        return UInt32(truncatingIfNeeded: full ^ (full >> 32))
+        return UInt32(truncatingIfNeeded: full ^ (full >> 32)) & Self.hashMask
+    }
+
+    /// The slot of the record that starts at `recordStart` of `mirror`, read from its header, or
+    /// nil if the header does not fit in `mirror` (an index out of step with its mirror).
+    @inline(__always)
+    static func slot(
+        ofRecordAt recordStart: Int, repaired: Bool, in mirror: UnsafeRawBufferPointer
+    ) -> ValueSlot? {
+        guard let (keyLength, keyOffset) = varint(at: recordStart, in: mirror) else { return nil }
+        let keyStart = recordStart + keyOffset
+        guard let (valueLength, valueOffset) = varint(at: keyStart + keyLength, in: mirror) else { return nil }
+        let valueStart = keyStart + keyLength + valueOffset
+        guard keyLength > 0, keyLength <= Int(UInt16.max), valueStart + valueLength <= mirror.count else { return nil }
+        var slot = ValueSlot(
+            keyStart: UInt32(truncatingIfNeeded: keyStart), valueStart: UInt32(truncatingIfNeeded: valueStart),
+            valueLength: UInt32(truncatingIfNeeded: valueLength), keyLength: UInt16(truncatingIfNeeded: keyLength),
+            keyOffset: UInt8(truncatingIfNeeded: keyOffset))
+        slot.keyIsRepaired = repaired
+        return slot
+    }
+
+    /// The slot a bucket points to.
+    @inline(__always)
+    private static func slot(of entry: Entry, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
+        slot(ofRecordAt: entry.recordStart, repaired: entry.isRepaired, in: mirror)
+    }
+
+    /// A record header's varint at `offset` (as ``RecordDecoder`` reads it: up to ten bytes, a
+    /// length that fits an `Int32`) and its length in bytes, or nil if it runs past `mirror`.
+    @inline(__always)
+    private static func varint(at offset: Int, in mirror: UnsafeRawBufferPointer) -> (value: Int, length: Int)? {
+        guard offset >= 0, offset < mirror.count else { return nil }
+        let first = mirror[offset]
+        if first < 0x80 { return (Int(first), 1) }
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        var position = offset
+        while position < mirror.count, shift < 70 {
+            let byte = mirror[position]
+            value |= UInt64(byte & 0x7F) << shift
+            position += 1
+            if byte < 0x80 { return (Int(Int32(truncatingIfNeeded: value)), position - offset) }
+            shift += 7
+        }
+        return nil
     }
 
     /// The bucket of `key`, or nil if it is absent.
@@ -73,17 +142,26 @@ struct KeyIndex {
         guard !entries.isEmpty, let keyBase = key.baseAddress, let mirrorBase = mirror.baseAddress else { return nil }
         let mask = entries.count - 1
         var position = Int(hash) & mask
-        // A key that is not UTF-8 never equals the bytes looked up (they are its repair, which
-        // differs), so this loop needs no test for such keys; ``slot(for:in:)`` and the others
-        // look among them only after a miss, and only when the table holds any.
+        // A key that is not UTF-8 carries the repaired flag in its tag, so it never equals `hash`
+        // here: ``slot(for:in:)`` and the others look among such keys only after a miss, and
+        // only when the table holds any.
         while true {
             let entry = entries[position]
             if entry.isEmpty { break }
-            if entry.hash == hash, Int(entry.slot.keyLength) == key.count,
-                Int(entry.slot.keyStart) + key.count <= mirror.count,
-                memcmp(mirrorBase + Int(entry.slot.keyStart), keyBase, key.count) == 0
-            {
-                return position
+            if entry.tag == hash {
+                // The header's first byte is the key length when it is under 128 (nearly always).
+                let start = entry.recordStart
+                if start < mirror.count, mirror[start] < 0x80 {
+                    if Int(mirror[start]) == key.count, start + 1 + key.count <= mirror.count,
+                        memcmp(mirrorBase + start + 1, keyBase, key.count) == 0
+                    {
+                        return position
+                    }
+                } else if let (length, offset) = Self.varint(at: start, in: mirror), length == key.count,
+                    start + offset + length <= mirror.count, memcmp(mirrorBase + start + offset, keyBase, length) == 0
+                {
+                    return position
+                }
             }
             position = (position + 1) & mask
         }
@@ -97,7 +175,8 @@ struct KeyIndex {
         var position = Int(hash) & mask
         while !entries[position].isEmpty {
             let entry = entries[position]
-            if entry.hash == hash, entry.slot.keyIsRepaired, Self.repairedKey(entry.slot, in: mirror).elementsEqual(key)
+            if entry.tag == hash | Self.repairedFlag, let slot = Self.slot(of: entry, in: mirror),
+                Self.repairedKey(slot, in: mirror).elementsEqual(key)
             {
                 return position
             }
@@ -121,18 +200,18 @@ struct KeyIndex {
     @inline(__always)
     func slot(for key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         guard count > 0, let position = bucket(of: key, hash: hash(key), in: mirror) else { return nil }
-        return entries[position].slot
+        return Self.slot(of: entries[position], in: mirror)
     }
 
     /// ``slot(for:in:)`` among the keys that are not UTF-8: for the caller to try after a miss
     /// when ``repairedCount`` is not zero. Kept apart so that the common lookup makes no call.
     func repairedSlot(for key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         guard repairedCount > 0, let position = repairedBucket(of: key, hash: hash(key), in: mirror) else { return nil }
-        return entries[position].slot
+        return Self.slot(of: entries[position], in: mirror)
     }
 
-    /// Makes `slot` the record of its key (the bytes at `slot.keyRange` of `mirror`); returns the
-    /// slot it replaced, or nil if the key is new.
+    /// Makes `slot` the record of its key (the bytes at `slot.keyRange` of `mirror`, which holds
+    /// the record it replaces too); returns the slot it replaced, or nil if the key is new.
     @discardableResult
     mutating func update(_ slot: ValueSlot, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         if slot.keyIsRepaired {
@@ -150,10 +229,11 @@ struct KeyIndex {
         if let position = bucket(of: key, hash: keyHash, in: mirror)
             ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
         {
-            let old = entries[position].slot
-            entries[position].slot = slot
-            recordBytes += slot.recordRange.count - old.recordRange.count
-            repairedCount += (slot.keyIsRepaired ? 1 : 0) - (old.keyIsRepaired ? 1 : 0)
+            let oldEntry = entries[position]
+            let old = Self.slot(of: oldEntry, in: mirror)
+            entries[position] = Entry(hash: keyHash, slot: slot)
+            recordBytes += slot.recordRange.count - (old?.recordRange.count ?? 0)
+            repairedCount += (slot.keyIsRepaired ? 1 : 0) - (oldEntry.isRepaired ? 1 : 0)
             return old
         }
         insertNew(slot, hash: keyHash)
@@ -181,7 +261,8 @@ struct KeyIndex {
             let position = bucket(of: key, hash: keyHash, in: mirror)
                 ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
         else { return nil }
-        let removed = entries[position].slot
+        let removedEntry = entries[position]
+        let removed = Self.slot(of: removedEntry, in: mirror)
         // Backward-shift deletion: move each following entry of the run into the hole if the
         // hole lies between its home bucket and where it sits.
         let mask = entries.count - 1
@@ -199,8 +280,8 @@ struct KeyIndex {
         }
         entries[hole] = .empty
         count -= 1
-        recordBytes -= removed.recordRange.count
-        if removed.keyIsRepaired { repairedCount -= 1 }
+        recordBytes -= removed?.recordRange.count ?? 0
+        if removedEntry.isRepaired { repairedCount -= 1 }
         return removed
     }
 
@@ -246,25 +327,34 @@ struct KeyIndex {
         }
     }
 
-    /// Replaces every slot with `body(slot)`, which must be the same key's record (moved).
-    mutating func relocateSlots(_ body: (ValueSlot) -> ValueSlot) {
+    /// Moves every record: `newStart(start)` is where the record now at `start` begins after
+    /// the move (the same key's record, its bytes unchanged).
+    mutating func relocateRecords(_ newStart: (Int) -> Int) {
         entries.withUnsafeMutableBufferPointer { buckets in
             for position in buckets.indices where !buckets[position].isEmpty {
-                buckets[position].slot = body(buckets[position].slot)
+                let start = newStart(buckets[position].recordStart)
+                buckets[position].location = UInt32(truncatingIfNeeded: start + 1)
             }
         }
     }
 
-    /// Calls `body` with every slot, in no particular order.
-    func forEachSlot(_ body: (ValueSlot) throws -> Void) rethrows {
-        for entry in entries where !entry.isEmpty { try body(entry.slot) }
+    /// Calls `body` with every slot of `mirror`, in no particular order.
+    func forEachSlot(in mirror: UnsafeRawBufferPointer, _ body: (ValueSlot) throws -> Void) rethrows {
+        for entry in entries where !entry.isEmpty {
+            if let slot = Self.slot(of: entry, in: mirror) { try body(slot) }
+        }
     }
 
-    /// Every slot, in no particular order.
-    var slots: [ValueSlot] {
+    /// Calls `body` with where each key's record starts, in no particular order.
+    func forEachRecordStart(_ body: (Int) -> Void) {
+        for entry in entries where !entry.isEmpty { body(entry.recordStart) }
+    }
+
+    /// Every slot of `mirror`, in no particular order.
+    func slots(in mirror: UnsafeRawBufferPointer) -> [ValueSlot] {
         var result: [ValueSlot] = []
         result.reserveCapacity(count)
-        forEachSlot { result.append($0) }
+        forEachSlot(in: mirror) { result.append($0) }
         return result
     }
 

@@ -107,7 +107,7 @@ extension StoreCore {
         var result: [BatchEntry] = []
         result.reserveCapacity(index.count)
         mirror.withUnsafeBytes { bytes in
-            index.forEachSlot { slot in
+            index.forEachSlot(in: bytes) { slot in
                 guard let range = liveValueRange(slot, now: now) else { return }
                 var expiry: UInt32? = nil
                 if expiryEnabled {

@@ -8,7 +8,7 @@ extension StoreCore {
         return mirror.withUnsafeBytes { bytes in
             var keys: [String] = []
             keys.reserveCapacity(index.count)
-            index.forEachSlot { slot in keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self)) }
+            index.forEachSlot(in: bytes) { slot in keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self)) }
             return keys
         }
     }

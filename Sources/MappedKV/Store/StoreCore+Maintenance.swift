@@ -112,10 +112,9 @@ extension StoreCore {
     /// Removes the keys whose values have expired from the index (their records are then dead).
     func dropExpiredKeys() {
         let now = configuration.clock.now()
-        var expired: [ValueSlot] = []
-        index.forEachSlot { slot in if liveValueRange(slot, now: now) == nil { expired.append(slot) } }
-        guard !expired.isEmpty else { return }
         mirror.withUnsafeBytes { bytes in
+            var expired: [ValueSlot] = []
+            index.forEachSlot(in: bytes) { slot in if liveValueRange(slot, now: now) == nil { expired.append(slot) } }
             for slot in expired { index.remove(keyOf: slot, in: bytes) }
         }
     }

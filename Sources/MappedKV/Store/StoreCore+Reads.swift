@@ -11,7 +11,7 @@ extension StoreCore {
         return mirror.withUnsafeBytes { bytes in
             var keys: [String] = []
             keys.reserveCapacity(index.count)
-            index.forEachSlot { slot in
+            index.forEachSlot(in: bytes) { slot in
                 if liveValueRange(slot, now: now) != nil {
                     keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self))
                 }
@@ -26,7 +26,9 @@ extension StoreCore {
         guard expiryEnabled else { return index.count }
         let now = configuration.clock.now()
         var live = 0
-        index.forEachSlot { slot in if liveValueRange(slot, now: now) != nil { live += 1 } }
+        mirror.withUnsafeBytes { bytes in
+            index.forEachSlot(in: bytes) { slot in if liveValueRange(slot, now: now) != nil { live += 1 } }
+        }
         return live
     }
 
@@ -80,9 +82,11 @@ extension StoreCore {
         let now = expiryEnabled ? configuration.clock.now() : 0
         var entries: [(key: [UInt8], payload: [UInt8])] = []
         entries.reserveCapacity(index.count)
-        index.forEachSlot { slot in
-            if let range = liveValueRange(slot, now: now) {
-                entries.append((Array(mirror[slot.keyRange]), Array(mirror[range])))
+        mirror.withUnsafeBytes { bytes in
+            index.forEachSlot(in: bytes) { slot in
+                if let range = liveValueRange(slot, now: now) {
+                    entries.append((Array(bytes[slot.keyRange]), Array(bytes[range])))
+                }
             }
         }
         return
@@ -104,7 +108,7 @@ extension StoreCore {
         let now = expiryEnabled ? configuration.clock.now() : 0
         var slots: [ValueSlot] = []
         slots.reserveCapacity(index.count)
-        index.forEachSlot { slot in slots.append(slot) }
+        mirror.withUnsafeBytes { bytes in index.forEachSlot(in: bytes) { slot in slots.append(slot) } }
         ValueSlot.sortInFileOrder(&slots)
         var ranges: [(key: Range<Int>, payload: Range<Int>)] = []
         ranges.reserveCapacity(slots.count)

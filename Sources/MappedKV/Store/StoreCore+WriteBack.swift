@@ -166,9 +166,7 @@ extension StoreCore {
         mirror = fresh
         if let plan {
             let holderLength = holder.count
-            index.relocateSlots { slot in
-                slot.moved(by: holderLength + plan.newStart(ofRecordAt: slot.recordStart) - slot.recordStart)
-            }
+            index.relocateRecords { start in holderLength + plan.newStart(ofRecordAt: start) }
         } else if let rebuilt {
             index = rebuilt
         }
@@ -191,7 +189,7 @@ extension StoreCore {
         var copy = holder
         var newIndex = KeyIndex(minimumCapacity: index.count, hasher: index.hasher)
         mirror.withUnsafeBytes { old in
-            for slot in index.slots.sorted(by: { $0.keyStart < $1.keyStart }) {
+            for slot in index.slots(in: old).sorted(by: { $0.keyStart < $1.keyStart }) {
                 let start = copy.count
                 let key = UnsafeRawBufferPointer(rebasing: old[slot.keyRange])
                 var value = Array(old[slot.valueRange])

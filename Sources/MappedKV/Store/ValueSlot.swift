@@ -41,14 +41,6 @@ struct ValueSlot: Equatable {
         keyOffset = UInt8(truncatingIfNeeded: location.keyStart - location.start)
     }
 
-    /// The same record moved by `delta` bytes.
-    func moved(by delta: Int) -> ValueSlot {
-        var slot = self
-        slot.keyStart = UInt32(truncatingIfNeeded: Int(keyStart) + delta)
-        slot.valueStart = UInt32(truncatingIfNeeded: Int(valueStart) + delta)
-        return slot
-    }
-
     var recordStart: Int { Int(keyStart) - Int(keyOffset) }
     var keyRange: Range<Int> { Int(keyStart)..<(Int(keyStart) + Int(keyLength)) }
     var recordRange: Range<Int> { recordStart..<(Int(valueStart) + Int(valueLength)) }

@@ -64,6 +64,8 @@ struct KeyIndex {
     private(set) var recordBytes = 0
     /// Hashes keys for this table (its seed is this table's own).
     let hasher: KeyHasher
+    /// The sum of the buckets ``touchHomes(of:)`` last read; nothing reads it.
+    private var touchedSum: UInt32 = 0
 
     /// An empty index with room for `minimumCapacity` keys before it grows.
     init(minimumCapacity: Int = 0, hasher: KeyHasher = KeyHasher()) {
@@ -225,7 +227,14 @@ struct KeyIndex {
     private mutating func update(
         _ slot: ValueSlot, key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer
     ) -> ValueSlot? {
-        let keyHash = hash(key)
+        update(slot, key: key, hash: hash(key), in: mirror)
+    }
+
+    /// Makes `slot` the record of `key`, whose hash is `keyHash`.
+    @inline(__always)
+    mutating func update(
+        _ slot: ValueSlot, key: UnsafeRawBufferPointer, hash keyHash: UInt32, in mirror: UnsafeRawBufferPointer
+    ) -> ValueSlot? {
         if let position = bucket(of: key, hash: keyHash, in: mirror)
             ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
         {
@@ -256,7 +265,14 @@ struct KeyIndex {
     /// Removes `key` (its UTF-8 bytes); returns its slot, or nil if it was absent.
     @discardableResult
     mutating func remove(_ key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
-        let keyHash = hash(key)
+        remove(key, hash: hash(key), in: mirror)
+    }
+
+    /// Removes `key`, whose hash is `keyHash`; returns its slot, or nil if it was absent.
+    @discardableResult
+    mutating func remove(
+        _ key: UnsafeRawBufferPointer, hash keyHash: UInt32, in mirror: UnsafeRawBufferPointer
+    ) -> ValueSlot? {
         guard count > 0,
             let position = bucket(of: key, hash: keyHash, in: mirror)
                 ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
@@ -343,6 +359,20 @@ struct KeyIndex {
         for entry in entries where !entry.isEmpty {
             if let slot = Self.slot(of: entry, in: mirror) { try body(slot) }
         }
+    }
+
+    /// Reads the home bucket of each hash, so that the buckets are in the cache when the keys are
+    /// filed: the reads do not depend on each other, so the processor has them all in flight at
+    /// once instead of waiting for one cache miss per record.
+    mutating func touchHomes(of hashes: UnsafeBufferPointer<UInt32>) {
+        guard !entries.isEmpty else { return }
+        let mask = entries.count - 1
+        var sum: UInt32 = 0
+        entries.withUnsafeBufferPointer { buckets in
+            for hash in hashes { sum &+= buckets[Int(hash) & mask].location }
+        }
+        // Stored, so that the compiler keeps the reads.
+        touchedSum = sum
     }
 
     /// Calls `body` with where each key's record starts, in no particular order.

@@ -10,7 +10,9 @@ import Darwin
 /// key's latest record starts in the plaintext mirror and 31 bits of the key's hash.
 ///
 /// Linear probing over a power-of-two table at most three quarters full; a probe compares key
-/// bytes only when the hash bits match, and growing never rehashes a key. Removal shifts the
+/// bytes only when the hash bits match, and growing never rehashes a key. A key's home bucket is
+/// the top bits of its hash, so buckets in hash order are buckets in table order: a load sorts
+/// its records by hash and fills the table front to back (KeyIndex+Decoding.swift). Removal shifts the
 /// following entries back (no tombstones), so lookups stay short however many keys come and go.
 ///
 /// A bucket keeps no lengths: the record's header in the mirror says them (two varints read from
@@ -55,6 +57,9 @@ struct KeyIndex {
 
     /// The buckets; empty, or a power of two of them.
     private var entries: [Entry] = []
+    /// How far a hash is shifted right to give its home bucket: 31 minus log2 of the bucket count
+    /// (set wherever ``entries`` is replaced).
+    private var homeShift: UInt32 = 31
     /// The number of keys.
     private(set) var count = 0
     /// How many of the keys are not UTF-8 (``ValueSlot/keyIsRepaired``).
@@ -70,7 +75,21 @@ struct KeyIndex {
     /// An empty index with room for `minimumCapacity` keys before it grows.
     init(minimumCapacity: Int = 0, hasher: KeyHasher = KeyHasher()) {
         self.hasher = hasher
-        if minimumCapacity > 0 { entries = Self.emptyBuckets(Self.bucketCount(for: minimumCapacity)) }
+        if minimumCapacity > 0 {
+            entries = Self.emptyBuckets(Self.bucketCount(for: minimumCapacity))
+            homeShift = Self.homeShift(bucketCount: entries.count)
+        }
+    }
+
+    /// The shift that maps 31-bit hashes onto `bucketCount` buckets (a power of two).
+    private static func homeShift(bucketCount: Int) -> UInt32 {
+        bucketCount > 1 ? 31 - UInt32(truncatingIfNeeded: bucketCount.trailingZeroBitCount) : 31
+    }
+
+    /// The bucket where the probe for `hash` starts: its top bits.
+    @inline(__always)
+    private func home(_ hash: UInt32) -> Int {
+        Int(truncatingIfNeeded: hash &>> homeShift)
     }
 
     /// Whether the index holds no keys.
@@ -143,7 +162,7 @@ struct KeyIndex {
     private func bucket(of key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> Int? {
         guard !entries.isEmpty, let keyBase = key.baseAddress, let mirrorBase = mirror.baseAddress else { return nil }
         let mask = entries.count - 1
-        var position = Int(hash) & mask
+        var position = home(hash)
         // A key that is not UTF-8 carries the repaired flag in its tag, so it never equals `hash`
         // here: ``slot(for:in:)`` and the others look among such keys only after a miss, and
         // only when the table holds any.
@@ -174,7 +193,7 @@ struct KeyIndex {
     private func repairedBucket(of key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> Int?
     {
         let mask = entries.count - 1
-        var position = Int(hash) & mask
+        var position = home(hash)
         while !entries[position].isEmpty {
             let entry = entries[position]
             if entry.tag == hash | Self.repairedFlag, let slot = Self.slot(of: entry, in: mirror),
@@ -254,7 +273,7 @@ struct KeyIndex {
     mutating func insertNew(_ slot: ValueSlot, hash: UInt32) {
         if count >= capacity { grow(to: Self.bucketCount(for: count + 1)) }
         let mask = entries.count - 1
-        var position = Int(hash) & mask
+        var position = home(hash)
         while !entries[position].isEmpty { position = (position + 1) & mask }
         entries[position] = Entry(hash: hash, slot: slot)
         count += 1
@@ -288,7 +307,7 @@ struct KeyIndex {
             next = (next + 1) & mask
             let entry = entries[next]
             if entry.isEmpty { break }
-            let home = Int(entry.hash) & mask
+            let home = home(entry.hash)
             let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if stays { continue }
             entries[hole] = entry
@@ -313,6 +332,7 @@ struct KeyIndex {
     /// Removes every key.
     mutating func removeAll() {
         entries = []
+        homeShift = 31
         count = 0
         recordBytes = 0
         repairedCount = 0
@@ -329,14 +349,52 @@ struct KeyIndex {
         }
     }
 
+    /// Fills this empty index with the records of distinct keys, each given as its 31 hash bits
+    /// above bit 33 and where it starts in the low 32 bits, in ascending hash order: each bucket
+    /// lies at or after the one before, so the table is written front to back.
+    ///
+    /// - Parameters:
+    ///   - records: The records, one per key, none a deletion, sorted by hash.
+    ///   - repairedStarts: Where the records of keys that are not UTF-8 start (among others).
+    ///   - recordBytes: The bytes of the records.
+    mutating func fill(hashOrdered records: [UInt64], repairedStarts: Set<UInt32>, recordBytes: Int) {
+        precondition(isEmpty, "KeyIndex.fill needs an empty index")
+        guard !records.isEmpty else { return }
+        let bucketCount = Self.bucketCount(for: Swift.max(records.count, capacity))
+        entries = Self.emptyBuckets(bucketCount)
+        homeShift = Self.homeShift(bucketCount: bucketCount)
+        let mask = bucketCount - 1
+        let shift = homeShift
+        var repaired = 0
+        entries.withUnsafeMutableBufferPointer { buckets in
+            for record in records {
+                let hash = UInt32(truncatingIfNeeded: record &>> 33) & Self.hashMask
+                let start = UInt32(truncatingIfNeeded: record)
+                var tag = hash
+                if !repairedStarts.isEmpty, repairedStarts.contains(start) {
+                    tag |= Self.repairedFlag
+                    repaired += 1
+                }
+                var position = Int(truncatingIfNeeded: hash &>> shift)
+                while !buckets[position].isEmpty { position = (position + 1) & mask }
+                buckets[position] = Entry(tag: tag, location: UInt32(truncatingIfNeeded: Int(start) + 1))
+            }
+        }
+        count = records.count
+        repairedCount = repaired
+        self.recordBytes = recordBytes
+    }
+
     /// Rehashes into `bucketCount` buckets, from the stored hashes.
     private mutating func grow(to bucketCount: Int) {
         let old = entries
         entries = Self.emptyBuckets(bucketCount)
+        homeShift = Self.homeShift(bucketCount: bucketCount)
         let mask = bucketCount - 1
+        let shift = homeShift
         entries.withUnsafeMutableBufferPointer { buckets in
             for entry in old where !entry.isEmpty {
-                var position = Int(entry.hash) & mask
+                var position = Int(truncatingIfNeeded: entry.hash &>> shift)
                 while !buckets[position].isEmpty { position = (position + 1) & mask }
                 buckets[position] = entry
             }
@@ -366,10 +424,10 @@ struct KeyIndex {
     /// once instead of waiting for one cache miss per record.
     mutating func touchHomes(of hashes: UnsafeBufferPointer<UInt32>) {
         guard !entries.isEmpty else { return }
-        let mask = entries.count - 1
+        let shift = homeShift
         var sum: UInt32 = 0
         entries.withUnsafeBufferPointer { buckets in
-            for hash in hashes { sum &+= buckets[Int(hash) & mask].location }
+            for hash in hashes { sum &+= buckets[Int(truncatingIfNeeded: hash &>> shift)].location }
         }
         // Stored, so that the compiler keeps the reads.
         touchedSum = sum

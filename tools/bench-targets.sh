@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Runs `mappedkv bench` (release) single-process plain, multi-process and encrypted, alternating
-# the three for --runs rounds, and prints each figure's median next to issue 6's target.
+# the three for --runs rounds, and prints each figure's median next to its target: the first
+# round's (per-operation costs) and the second round's (ratios between modes, batches, small
+# stores). Then, unless --no-scaling, the scaling bench at 10^6 keys (tools/bench.sh --scaling)
+# for the million-key targets.
 #
-#   tools/bench-targets.sh                 # N = 100000, 5 rounds
-#   tools/bench-targets.sh --n 10000 --runs 3
+#   tools/bench-targets.sh                 # N = 100000, 5 rounds, and the 10^6 scaling run
+#   tools/bench-targets.sh --n 10000 --runs 3 --no-scaling
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 n=100000
 runs=5
+scaling=yes
 while [ $# -gt 0 ]; do
     case "$1" in
         --n) n="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
-        *) echo "usage: $0 [--n N] [--runs R]" >&2; exit 2 ;;
+        --no-scaling) scaling=no; shift ;;
+        *) echo "usage: $0 [--n N] [--runs R] [--no-scaling]" >&2; exit 2 ;;
     esac
 done
 
@@ -36,9 +41,16 @@ for round in $(seq "$runs"); do
     echo "round $round of $runs done" >&2
 done
 
-python3 - "$results" "$n" "$runs" <<'PY'
+scaled="$root/scaling.md"
+if [ "$scaling" = yes ]; then
+    "$here/bench.sh" --scaling --scaling-n 1000000 --runs "$runs" > "$scaled"
+else
+    : > "$scaled"
+fi
+
+python3 - "$results" "$n" "$runs" "$scaled" <<'PY'
 import collections, statistics, sys
-path, n, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, n, runs, scaled = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 samples = collections.defaultdict(list)
 for line in open(path):
     mode, name, value = line.split("\t")
@@ -67,4 +79,33 @@ for mode in ["plain", "multi-process", "encrypted"]:
             print(f"| {mode} | {name} | {show(name, value)} | | |")
         else:
             print(f"| {mode} | {name} | {show(name, value)} | {show(name, target)} | {'yes' if value <= target else 'NO'} |")
+
+def verdict(ok):
+    return "yes" if ok else "NO"
+print(f"\nSecond round (ratios within the same rounds; medians of {runs})\n")
+print("| target | figure | limit | met |")
+print("|---|---|---:|---|")
+for name in ["set_int32", "set_string", "remove"]:
+    ratio = median[("multi-process", name)] / median[("plain", name)]
+    print(f"| multi-process {name} / single-process | {ratio:.2f}x ({show(name, median[('multi-process', name)])}"
+          f" / {show(name, median[('plain', name)])}) | 2.00x | {verdict(ratio <= 2.0)} |")
+batch = median.get(("multi-process", "batch_set_int32"))
+if batch:
+    speedup = median[("multi-process", "set_int32")] / batch
+    print(f"| multi-process set_int32 / batch_set_int32 (100 per batch) | {speedup:.1f}x ({show('', batch)} per set)"
+          f" | >= 10x | {verdict(speedup >= 10)} |")
+small = median.get(("plain", "small_set_int32"))
+if small:
+    ratio = small / median[("plain", "set_int32")]
+    print(f"| small_set_int32 / set_int32 | {ratio:.2f}x ({show('', small)}) | 1.50x | {verdict(ratio <= 1.5)} |")
+print(f"| single-process remove | {show('remove', median[('plain', 'remove')])} | 450 ns"
+      f" | {verdict(median[('plain', 'remove')] <= 450)} |")
+rows = [line for line in open(scaled) if line.startswith("| 1,000,000 |")]
+if len(rows) >= 3:
+    timing = [cell.strip() for cell in rows[0].strip().strip("|").split("|")]
+    memory = [cell.strip() for cell in rows[2].strip().strip("|").split("|")]
+    get, reopen, per_key = float(timing[2].replace(",", "")), float(timing[4].replace(",", "")), float(memory[-1])
+    print(f"| get at 10^6 keys | {get:,.0f} ns | 120 ns | {verdict(get <= 120)} |")
+    print(f"| reopen at 10^6 keys | {reopen:.1f} ms | 70 ms | {verdict(reopen <= 70)} |")
+    print(f"| resident memory at 10^6 keys | {per_key:.0f} B/key | 64 B/key | {verdict(per_key <= 64)} |")
 PY

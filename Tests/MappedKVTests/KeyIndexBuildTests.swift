@@ -103,7 +103,7 @@ import Testing
             let expected = words.enumerated().sorted { a, b in
                 (a.element >> 33, a.offset) < (b.element >> 33, b.offset)
             }.map(\.element)
-            KeyIndex.sortByHash(&words)
+            RadixSort.sort(&words, byBits: 33..<64)
             #expect(words == expected, "count \(count)")
         }
     }

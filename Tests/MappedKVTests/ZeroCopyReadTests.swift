@@ -36,16 +36,24 @@ struct ZeroCopyReadTests {
         #expect(seen == expected)
     }
 
-    @Test func theRadixSortAgreesWithAComparisonSort() {
+    @Test(arguments: [0..<33, 0..<64, 1..<25, 40..<52, 63..<64])
+    func theRadixSortAgreesWithAStableComparisonSort(bits: Range<Int>) {
         var generator = SystemRandomNumberGenerator()
-        for count in [0, 1, 63, 64, 65, 1_000, 20_000] {
-            var offsets = Set<UInt32>()
-            while offsets.count < count { offsets.insert(UInt32.random(in: 0...UInt32.max, using: &generator)) }
-            var slots = offsets.map { offset in
-                ValueSlot(keyStart: offset, valueStart: offset, valueLength: 1, keyLength: 1, keyOffset: 1)
+        let mask: UInt64 = bits.count == 64 ? .max : (1 << UInt64(bits.count)) - 1
+        for count in [0, 1, 255, 256, 257, 1_000, 20_000] {
+            // Few distinct keys in the range, so that stability is tested too.
+            let words = (0..<count).map { _ in
+                UInt64.random(in: 0...UInt64.max, using: &generator) & ~(mask << UInt64(bits.lowerBound))
+                    | (UInt64.random(in: 0...7, using: &generator) & mask) << UInt64(bits.lowerBound)
             }
-            ValueSlot.sortInFileOrder(&slots)
-            #expect(slots.map(\.valueStart) == offsets.sorted(), "\(count) slots")
+            let expected = words.enumerated().sorted { a, b in
+                let keyA = (a.element >> UInt64(bits.lowerBound)) & mask
+                let keyB = (b.element >> UInt64(bits.lowerBound)) & mask
+                return keyA != keyB ? keyA < keyB : a.offset < b.offset
+            }.map(\.element)
+            var sorted = words
+            RadixSort.sort(&sorted, byBits: bits)
+            #expect(sorted == expected, "\(count) words by bits \(bits)")
         }
     }
 }

@@ -102,7 +102,7 @@ extension KeyIndex {
                         | UInt64(truncatingIfNeeded: record.start))
             }
         }
-        Self.sortByHash(&words)
+        RadixSort.sort(&words, byBits: 33..<64)
         // The survivors are moved to the front of `words` (no second array: its pages would stay
         // with the allocator after the load).
         var kept = 0
@@ -168,41 +168,5 @@ extension KeyIndex {
         }
         return String(decoding: mirror[a.keyRange], as: UTF8.self).utf8
             .elementsEqual(String(decoding: mirror[b.keyRange], as: UTF8.self).utf8)
-    }
-
-    /// Sorts record words by their hash (bits 33 to 63), keeping words of equal hash in the order
-    /// they came: a least-significant-digit radix sort, three passes of 11, 10 and 10 bits.
-    static func sortByHash(_ words: inout [UInt64]) {
-        guard words.count > 1 else { return }
-        guard words.count > 256 else {
-            // Ties broken by the record's start, which is the order they came in.
-            words.sort { ($0 >> 33, UInt32(truncatingIfNeeded: $0)) < ($1 >> 33, UInt32(truncatingIfNeeded: $1)) }
-            return
-        }
-        var scratch = [UInt64](unsafeUninitializedCapacity: words.count) { _, initialized in initialized = words.count }
-        var counts = [Int](repeating: 0, count: 1 << 11)
-        for (shift, bits): (UInt64, UInt64) in [(33, 11), (44, 10), (54, 10)] {
-            let mask: UInt64 = (1 << bits) - 1
-            words.withUnsafeBufferPointer { source in
-                scratch.withUnsafeMutableBufferPointer { target in
-                    counts.withUnsafeMutableBufferPointer { counts in
-                        for digit in counts.indices { counts[digit] = 0 }
-                        for word in source { counts[Int(truncatingIfNeeded: (word &>> shift) & mask)] &+= 1 }
-                        var total = 0
-                        for digit in 0..<(1 << Int(bits)) {
-                            let count = counts[digit]
-                            counts[digit] = total
-                            total &+= count
-                        }
-                        for word in source {
-                            let digit = Int(truncatingIfNeeded: (word &>> shift) & mask)
-                            target[counts[digit]] = word
-                            counts[digit] &+= 1
-                        }
-                    }
-                }
-            }
-            swap(&words, &scratch)
-        }
     }
 }

@@ -438,6 +438,24 @@ struct KeyIndex {
         for entry in entries where !entry.isEmpty { body(entry.recordStart) }
     }
 
+    /// Calls `body` with every slot of `mirror` in the order of the records in the file, so that
+    /// a walk reads the mirror forwards (which the processor prefetches) instead of jumping to a
+    /// random record each time: the record starts are sorted first, four to eight bytes each.
+    func forEachSlotInFileOrder(in mirror: UnsafeRawBufferPointer, _ body: (ValueSlot) throws -> Void) rethrows {
+        var words: [UInt64] = []
+        words.reserveCapacity(count)
+        var largest: UInt64 = 0
+        for entry in entries where !entry.isEmpty {
+            let word = UInt64(entry.recordStart) << 1 | (entry.isRepaired ? 1 : 0)
+            words.append(word)
+            largest = Swift.max(largest, word)
+        }
+        RadixSort.sort(&words, byBits: 0..<(64 - largest.leadingZeroBitCount))
+        for word in words {
+            if let slot = Self.slot(ofRecordAt: Int(word >> 1), repaired: word & 1 != 0, in: mirror) { try body(slot) }
+        }
+    }
+
     /// Every slot of `mirror`, in no particular order.
     func slots(in mirror: UnsafeRawBufferPointer) -> [ValueSlot] {
         var result: [ValueSlot] = []

@@ -106,14 +106,12 @@ extension StoreCore {
     func liveEntries() throws(MappedKVError) -> LiveEntries {
         try prepareRead()
         let now = expiryEnabled ? configuration.clock.now() : 0
-        var slots: [ValueSlot] = []
-        slots.reserveCapacity(index.count)
-        mirror.withUnsafeBytes { bytes in index.forEachSlot(in: bytes) { slot in slots.append(slot) } }
-        ValueSlot.sortInFileOrder(&slots)
         var ranges: [(key: Range<Int>, payload: Range<Int>)] = []
-        ranges.reserveCapacity(slots.count)
-        for slot in slots {
-            if let range = liveValueRange(slot, now: now) { ranges.append((slot.keyRange, range)) }
+        ranges.reserveCapacity(index.count)
+        mirror.withUnsafeBytes { bytes in
+            index.forEachSlotInFileOrder(in: bytes) { slot in
+                if let range = liveValueRange(slot, now: now) { ranges.append((slot.keyRange, range)) }
+            }
         }
         return LiveEntries(mirror: mirror, ranges: ranges)
     }

@@ -46,38 +46,3 @@ struct ValueSlot: Equatable {
     var recordRange: Range<Int> { recordStart..<(Int(valueStart) + Int(valueLength)) }
     var valueRange: Range<Int> { Int(valueStart)..<(Int(valueStart) + Int(valueLength)) }
 }
-
-extension ValueSlot {
-    /// Sorts `slots` by where their values start, in linear time: a least-significant-digit radix
-    /// sort of 8-byte keys (the 32-bit offset above the slot's index), three passes of 11 bits whose
-    /// counters stay in the first-level cache; the slots themselves move once, at the end.
-    static func sortInFileOrder(_ slots: inout [ValueSlot]) {
-        guard slots.count > 64 else {
-            slots.sort { $0.valueStart < $1.valueStart }
-            return
-        }
-        var keys = slots.indices.map { UInt64(slots[$0].valueStart) << 32 | UInt64($0) }
-        var scratch = [UInt64](repeating: 0, count: keys.count)
-        var counts = [Int](repeating: 0, count: 1 << 11)
-        for shift: UInt64 in [32, 43, 54] {
-            for digit in counts.indices { counts[digit] = 0 }
-            for key in keys { counts[Int(truncatingIfNeeded: (key >> shift) & 0x7FF)] += 1 }
-            var start = 0
-            for digit in counts.indices {
-                let count = counts[digit]
-                counts[digit] = start
-                start += count
-            }
-            for key in keys {
-                let digit = Int(truncatingIfNeeded: (key >> shift) & 0x7FF)
-                scratch[counts[digit]] = key
-                counts[digit] += 1
-            }
-            swap(&keys, &scratch)
-        }
-        let unsorted = slots
-        for (position, key) in keys.enumerated() {
-            slots[position] = unsorted[Int(truncatingIfNeeded: key & 0xFFFF_FFFF)]
-        }
-    }
-}

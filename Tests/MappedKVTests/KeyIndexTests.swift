@@ -66,7 +66,9 @@ import Testing
         #expect(harness.index.count == model.count)
         for key in keys { #expect(harness.value(key) == model[key]) }
         var liveBytes = 0
-        harness.mirror.withUnsafeBytes { bytes in harness.index.forEachSlot(in: bytes) { liveBytes += $0.recordRange.count } }
+        harness.mirror.withUnsafeBytes { bytes in
+            harness.index.forEachSlot(in: bytes) { liveBytes += $0.recordRange.count }
+        }
         #expect(harness.index.recordBytes == liveBytes)
     }
 

@@ -43,23 +43,15 @@ extension StoreCore {
             } else if length >= spaceLeft(files) {
                 try makeRoom(files, incomingLength: length)
             }
-            // From here on nothing throws: the records go into the mirror, then out in one append.
+            // From here on nothing throws: the records go into the mirror (sized for the whole batch
+            // once, then written in place), then out in one append.
             let now = expiryEnabled ? configuration.clock.now() : 0
             let start = mirror.count
-            var records = 0
-            for operation in batch.operations {
-                if operation.isRemove {
-                    let removed = mirror.withUnsafeBytes { bytes in
-                        Self.withBytes(of: operation.key) { index.remove($0, in: bytes) }
-                    }
-                    guard removed != nil else { continue }
-                    Self.withBytes(of: operation.key) { Record.appendDeletion(key: $0, to: &mirror) }
-                    records += 1
-                    continue
-                }
-                appendRecord(of: operation, payloads: batch.payloads, suffixLength: suffixLength, now: now)
-                records += 1
+            mirror.append(contentsOf: repeatElement(0, count: length))
+            let (end, records) = mirror.withUnsafeMutableBytes { region in
+                writeRecords(of: batch, into: region, at: start, suffixLength: suffixLength, now: now)
             }
+            mirror.removeLast(mirror.count - end)  // removes of absent keys wrote nothing
             guard records > 0 else { return 0 }
             commitAppend(files, from: start)
             recordCount += records - 1
@@ -67,31 +59,56 @@ extension StoreCore {
         }
     }
 
-    /// Appends the record of one set to the mirror and points the index at it.
-    private func appendRecord(
-        of operation: BatchOperations.Operation, payloads: [UInt8], suffixLength: Int, now: UInt32
-    ) {
-        let recordStart = mirror.count
-        let keyLength = operation.key.utf8.count
-        let valueLength = operation.payloadLength + suffixLength
-        Varint.append(UInt64(keyLength), to: &mirror)
-        let keyStart = mirror.count
-        Self.withBytes(of: operation.key) { mirror.append(contentsOf: $0) }
-        Varint.append(UInt64(valueLength), to: &mirror)
-        let valueStart = mirror.count
-        payloads.withUnsafeBytes { bytes in
-            mirror.append(
-                contentsOf: UnsafeRawBufferPointer(
-                    rebasing: bytes[operation.payloadStart..<(operation.payloadStart + operation.payloadLength)]))
+    /// Writes the records of `batch` into `region` (the mirror) from offset `start`, in order,
+    /// pointing the index at each set and dropping each removed key; returns where the records end
+    /// and how many there are. `region` has room for every record.
+    private func writeRecords(
+        of batch: BatchOperations, into region: UnsafeMutableRawBufferPointer, at start: Int, suffixLength: Int,
+        now: UInt32
+    ) -> (end: Int, records: Int) {
+        let base = region.baseAddress!
+        let mirrorBytes = UnsafeRawBufferPointer(region)
+        var offset = start
+        var records = 0
+        batch.payloads.withUnsafeBytes { payloads in
+            for operation in batch.operations {
+                Self.withBytes(of: operation.key) { key in
+                    if operation.isRemove {
+                        guard index.remove(key, in: mirrorBytes) != nil else { return }
+                        offset += Varint.write(UInt64(key.count), to: base + offset)
+                        (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                        offset += key.count
+                        base.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self)
+                        offset += 1
+                        records += 1
+                        return
+                    }
+                    let recordStart = offset
+                    let valueLength = operation.payloadLength + suffixLength
+                    offset += Varint.write(UInt64(key.count), to: base + offset)
+                    let keyStart = offset
+                    (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                    offset += key.count
+                    offset += Varint.write(UInt64(valueLength), to: base + offset)
+                    let valueStart = offset
+                    (base + offset).copyMemory(
+                        from: payloads.baseAddress! + operation.payloadStart, byteCount: operation.payloadLength)
+                    offset += operation.payloadLength
+                    if suffixLength > 0 {
+                        let expiry = ExpirySuffix.expiration(
+                            now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
+                        base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
+                        offset += ExpirySuffix.length
+                    }
+                    let slot = ValueSlot(
+                        keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
+                        keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - recordStart))
+                    _ = index.update(slot, in: mirrorBytes)
+                    records += 1
+                }
+            }
         }
-        if suffixLength > 0 {
-            let expiry = ExpirySuffix.expiration(now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
-            ExpirySuffix.append(expiry, to: &mirror)
-        }
-        let slot = ValueSlot(
-            keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
-            keyLength: UInt16(keyLength), keyOffset: UInt8(keyStart - recordStart))
-        mirror.withUnsafeBytes { bytes in _ = index.update(slot, in: bytes) }
+        return (offset, records)
     }
 
     /// Whether the index holds `key` (expired or not): a remove of it writes a deletion record.

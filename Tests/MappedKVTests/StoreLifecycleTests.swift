@@ -65,12 +65,48 @@ import Testing
 
     @Test func compactionDropsDeadRecordsWithoutGrowing() throws {
         let dir = TemporaryDirectory("compact")
-        let store = try MappedKV(id: "s", directory: dir.path)
-        for i in 0..<5_000 { try store.set(Int32(i), forKey: "counter-\(i % 3)") }
+        // 250 sets of 13-byte records per open: at most one compaction per instance, which keeps
+        // MMKV's size (only repeated compactions in one instance grow the file, see below).
+        var store = try MappedKV(id: "s", directory: dir.path)
+        for i in 0..<5_000 {
+            if i % 250 == 0 {
+                store.close()
+                store = try MappedKV(id: "s", directory: dir.path)
+            }
+            try store.set(Int32(i), forKey: "counter-\(i % 3)")
+        }
         #expect(try store.totalSize == 4096, "overwrites of three keys fit in one page after compaction")
         #expect(try store.int32(forKey: "counter-2") == 4_997)
         #expect(try meta(dir).sequence > 10)
         #expect(FileStructure.problems(directory: dir.path, id: "s").isEmpty)
+    }
+
+    @Test("compactions again and again in one instance leave more room each time, up to 32 free pages")
+    func repeatedCompactionsGrowTheReserve() throws {
+        let dir = TemporaryDirectory("compact-hot")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        var sizes: [Int] = []
+        var sequence = try meta(dir).sequence
+        for i in 0..<60_000 {
+            try store.set(Int32(i), forKey: "counter-\(i % 3)")
+            let now = try meta(dir).sequence
+            if now != sequence {
+                sizes.append(try store.totalSize)
+                sequence = now
+            }
+        }
+        // The first insert's write-back and the first compaction keep one page (MMKV's rule); then
+        // 2, 4, 8, 16 and 32 pages are left free at least, each time in a file doubled as MMKV
+        // doubles; at the cap the file stays.
+        #expect(
+            Array(sizes.prefix(8)) == [4096, 4096, 16_384, 32_768, 65_536, 131_072, 262_144, 262_144], "\(sizes)")
+        #expect(Set(sizes.dropFirst(6)) == [262_144], "\(sizes)")
+        #expect(try store.int32(forKey: "counter-2") == 59_999)
+        #expect(FileStructure.problems(directory: dir.path, id: "s").isEmpty)
+        // No reserve at an instance's first compaction; never more than 32 pages.
+        #expect(
+            FileSizePolicy.reserveForCompaction(after: 0, pageSize: 4096) == 0
+                && FileSizePolicy.reserveForCompaction(after: 9, pageSize: 4096) == 32 * 4096)
     }
 
     @Test func trimShrinksAndIncrementsTheSequence() throws {

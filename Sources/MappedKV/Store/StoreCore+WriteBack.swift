@@ -36,7 +36,10 @@ extension StoreCore {
     /// the records stay where they are and nothing but the file size changes on disk.
     func makeRoom(_ files: StoreFiles, incomingLength: Int) throws(MappedKVError) {
         guard !expiryEnabled, holderLength + index.recordBytes == mirror.count else {
-            return try writeBack(files, incomingLength: incomingLength, needSync: true)
+            // A compaction; one that comes again and again leaves more room each time (FORMAT.md 2.10).
+            let reserve = FileSizePolicy.reserveForCompaction(after: compactionsForRoom, pageSize: pageSize)
+            compactionsForRoom += 1
+            return try writeBack(files, incomingLength: incomingLength, needSync: true, reserve: reserve)
         }
         guard
             let newSize = FileSizePolicy.sizeForWriteBack(
@@ -55,10 +58,10 @@ extension StoreCore {
     }
 
     /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength`
-    /// bytes; `transform`, `flags` and `staleEnd` as ``rewrite(_:needSync:transform:flags:staleEnd:chooseFileSize:)``.
+    /// bytes, leaving at least `reserve` bytes free; `transform`, `flags` and `staleEnd` as ``rewrite(_:needSync:transform:flags:staleEnd:chooseFileSize:)``.
     func writeBack(
         _ files: StoreFiles, incomingLength: Int, needSync: Bool, transform: ValueTransform? = nil,
-        flags: MetaFlags? = nil, staleEnd: Int? = nil
+        flags: MetaFlags? = nil, staleEnd: Int? = nil, reserve: Int = 0
     ) throws(MappedKVError) {
         let currentSize = files.dataFileSize
         let liveCount = index.count
@@ -66,7 +69,7 @@ extension StoreCore {
         try rewrite(files, needSync: needSync, transform: transform, flags: flags, staleEnd: staleEnd) { length in
             FileSizePolicy.sizeForWriteBack(
                 fileSize: currentSize, liveLength: length, incomingLength: incomingLength,
-                liveCount: liveCount, needSync: needSync, pageSize: page)
+                liveCount: liveCount, needSync: needSync, pageSize: page, reserve: reserve)
         }
     }
 

@@ -109,6 +109,47 @@ import Testing
                 && FileSizePolicy.reserveForCompaction(after: 9, pageSize: 4096) == 32 * 4096)
     }
 
+    @Test("a full region whose compaction would grow the file anyway just grows, keeping its dead records")
+    func growthInsteadOfCompaction() throws {
+        let dir = TemporaryDirectory("grow-not-compact")
+        var store = try MappedKV(id: "s", directory: dir.path)
+        let value = String(repeating: "v", count: 50)
+        func key(_ i: Int) -> String { String(format: "key-%04d", i) }
+        var next = 0
+        // A 16 KiB file of live records, then ten of them overwritten (ten dead records).
+        while try store.totalSize < 16_384 {
+            try store.set(value, forKey: key(next))
+            next += 1
+        }
+        for i in 0..<10 { try store.set(value + "!", forKey: key(i)) }
+        while try store.totalSize == 16_384 {
+            try store.set(value, forKey: key(next))
+            next += 1
+        }
+        var info = try store.info()
+        #expect(info.fileSize == 32_768)
+        #expect(info.recordCount == info.keyCount + 10, "the dead records stay until the next compaction")
+        // The same for a removal whose deletion record does not fit.
+        while try store.totalSize - 4 - store.actualSize > 70 {
+            try store.set(value, forKey: key(next))
+            next += 1
+        }
+        var removed = 0
+        while try store.totalSize == 32_768 {
+            try store.removeValue(forKey: key(next - 1 - removed))
+            removed += 1
+        }
+        info = try store.info()
+        #expect(info.fileSize == 65_536)
+        #expect(info.recordCount == info.keyCount + 10 + 2 * removed, "dead records and deletion records stay")
+        #expect(FileStructure.problems(directory: dir.path, id: "s").isEmpty)
+        store.close()
+        store = try MappedKV(id: "s", directory: dir.path)
+        #expect(try store.count == next - removed)
+        #expect(try store.string(forKey: key(3)) == value + "!")
+        #expect(try !store.contains(key(next - 1)))
+    }
+
     @Test func trimShrinksAndIncrementsTheSequence() throws {
         let dir = TemporaryDirectory("trim")
         let store = try MappedKV(id: "s", directory: dir.path)

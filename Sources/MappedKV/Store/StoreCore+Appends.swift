@@ -92,6 +92,14 @@ extension StoreCore {
                 commitAppend(files, from: start)
             } else if index.isEmpty {
                 try clearAll()
+            } else if !needsRandomIV,
+                let newSize = try sizeForGrowthWithoutCompaction(files, incomingLength: recordLength)
+            {
+                // A compaction would grow the file too: growing alone costs no rewrite (FORMAT.md 2.10).
+                try grow(files, to: newSize)
+                let start = mirror.count
+                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
+                commitAppend(files, from: start)
             } else {
                 // The compaction drops the key, so no deletion record is needed.
                 try writeBack(files, incomingLength: 0, needSync: true)

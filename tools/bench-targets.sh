@@ -56,7 +56,8 @@ for line in open(path):
     mode, name, value = line.split("\t")
     samples[(mode, name)].append(int(value))
 median = {key: statistics.median(values) for key, values in samples.items()}
-names = ["set_int32", "set_string", "get_int32", "get_string", "remove", "reopen_load"]
+names = ["set_int32", "set_string", "get_int32", "get_string", "remove", "reopen_load", "batch_set_int32",
+         "small_set_int32"]
 targets = {
     ("plain", "set_int32"): 600, ("plain", "set_string"): 600, ("plain", "get_int32"): 200,
     ("plain", "get_string"): 200, ("plain", "remove"): 600, ("plain", "reopen_load"): 20e6,

@@ -9,7 +9,7 @@ struct BenchTests {
         "bench prints each workload's NAME<TAB>VALUE line", arguments: [[], ["--multi-process"], ["--crypt-key", "k"]])
     func benchRuns(_ extra: [String]) throws {
         try TemporaryDirectory.with { tmp in
-            let result = try CLI.succeed(["bench", "--root", tmp.path, "--n", "200"] + extra)
+            let result = try CLI.succeed(["bench", "--root", tmp.path, "--n", "200", "--small-sets", "2000"] + extra)
             var names: [String] = []
             for line in result.stdout.split(separator: "\n") {
                 let fields = line.split(separator: "\t")
@@ -19,7 +19,10 @@ struct BenchTests {
                 #expect(value > 0, "\(line)")
             }
             #expect(
-                names == ["set_int32", "set_string", "get_int32", "get_string", "remove", "reopen_load"], "\(result)")
+                names == [
+                    "set_int32", "set_string", "get_int32", "get_string", "remove", "reopen_load", "batch_set_int32",
+                    "small_set_int32",
+                ], "\(result)")
         }
     }
 }

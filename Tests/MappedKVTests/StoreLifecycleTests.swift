@@ -65,12 +65,89 @@ import Testing
 
     @Test func compactionDropsDeadRecordsWithoutGrowing() throws {
         let dir = TemporaryDirectory("compact")
-        let store = try MappedKV(id: "s", directory: dir.path)
-        for i in 0..<5_000 { try store.set(Int32(i), forKey: "counter-\(i % 3)") }
+        // 250 sets of 13-byte records per open: at most one compaction per instance, which keeps
+        // MMKV's size (only repeated compactions in one instance grow the file, see below).
+        var store = try MappedKV(id: "s", directory: dir.path)
+        for i in 0..<5_000 {
+            if i % 250 == 0 {
+                store.close()
+                store = try MappedKV(id: "s", directory: dir.path)
+            }
+            try store.set(Int32(i), forKey: "counter-\(i % 3)")
+        }
         #expect(try store.totalSize == 4096, "overwrites of three keys fit in one page after compaction")
         #expect(try store.int32(forKey: "counter-2") == 4_997)
         #expect(try meta(dir).sequence > 10)
         #expect(FileStructure.problems(directory: dir.path, id: "s").isEmpty)
+    }
+
+    @Test("compactions again and again in one instance leave more room each time, up to 32 free pages")
+    func repeatedCompactionsGrowTheReserve() throws {
+        let dir = TemporaryDirectory("compact-hot")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        var sizes: [Int] = []
+        var sequence = try meta(dir).sequence
+        for i in 0..<60_000 {
+            try store.set(Int32(i), forKey: "counter-\(i % 3)")
+            let now = try meta(dir).sequence
+            if now != sequence {
+                sizes.append(try store.totalSize)
+                sequence = now
+            }
+        }
+        // The first insert's write-back and the first compaction keep one page (MMKV's rule); then
+        // 2, 4, 8, 16 and 32 pages are left free at least, each time in a file doubled as MMKV
+        // doubles; at the cap the file stays.
+        #expect(
+            Array(sizes.prefix(8)) == [4096, 4096, 16_384, 32_768, 65_536, 131_072, 262_144, 262_144], "\(sizes)")
+        #expect(Set(sizes.dropFirst(6)) == [262_144], "\(sizes)")
+        #expect(try store.int32(forKey: "counter-2") == 59_999)
+        #expect(FileStructure.problems(directory: dir.path, id: "s").isEmpty)
+        // No reserve at an instance's first compaction; never more than 32 pages.
+        #expect(
+            FileSizePolicy.reserveForCompaction(after: 0, pageSize: 4096) == 0
+                && FileSizePolicy.reserveForCompaction(after: 9, pageSize: 4096) == 32 * 4096)
+    }
+
+    @Test("a full region whose compaction would grow the file anyway just grows, keeping its dead records")
+    func growthInsteadOfCompaction() throws {
+        let dir = TemporaryDirectory("grow-not-compact")
+        var store = try MappedKV(id: "s", directory: dir.path)
+        let value = String(repeating: "v", count: 50)
+        func key(_ i: Int) -> String { String(format: "key-%04d", i) }
+        var next = 0
+        // A 16 KiB file of live records, then ten of them overwritten (ten dead records).
+        while try store.totalSize < 16_384 {
+            try store.set(value, forKey: key(next))
+            next += 1
+        }
+        for i in 0..<10 { try store.set(value + "!", forKey: key(i)) }
+        while try store.totalSize == 16_384 {
+            try store.set(value, forKey: key(next))
+            next += 1
+        }
+        var info = try store.info()
+        #expect(info.fileSize == 32_768)
+        #expect(info.recordCount == info.keyCount + 10, "the dead records stay until the next compaction")
+        // The same for a removal whose deletion record does not fit.
+        while try store.totalSize - 4 - store.actualSize > 70 {
+            try store.set(value, forKey: key(next))
+            next += 1
+        }
+        var removed = 0
+        while try store.totalSize == 32_768 {
+            try store.removeValue(forKey: key(next - 1 - removed))
+            removed += 1
+        }
+        info = try store.info()
+        #expect(info.fileSize == 65_536)
+        #expect(info.recordCount == info.keyCount + 10 + 2 * removed, "dead records and deletion records stay")
+        #expect(FileStructure.problems(directory: dir.path, id: "s").isEmpty)
+        store.close()
+        store = try MappedKV(id: "s", directory: dir.path)
+        #expect(try store.count == next - removed)
+        #expect(try store.string(forKey: key(3)) == value + "!")
+        #expect(try !store.contains(key(next - 1)))
     }
 
     @Test func trimShrinksAndIncrementsTheSequence() throws {

@@ -16,16 +16,19 @@ enum FileSizePolicy {
     ///   - incomingLength: the record about to be appended after the write-back.
     ///   - liveCount: the number of live keys.
     ///   - needSync: false only for the first insert into an empty store.
+    ///   - reserve: free bytes to leave after the write-back at least (``reserveForCompaction(after:pageSize:)``),
+    ///     when that is more than MMKV's future-usage estimate.
     /// - Returns: the new size, or nil if even the largest file could not hold the data.
     static func sizeForWriteBack(
-        fileSize: Int, liveLength: Int, incomingLength: Int, liveCount: Int, needSync: Bool, pageSize: Int
+        fileSize: Int, liveLength: Int, incomingLength: Int, liveCount: Int, needSync: Bool, pageSize: Int,
+        reserve: Int = 0
     ) -> Int? {
         let maximum = maximumFileSize(pageSize: pageSize)
         let needed = liveLength + 4 + incomingLength
         guard needed < maximum else { return nil }
         let n = max(1, liveCount + 1)
         let average = (needed + n - 1) / n
-        let futureUsage = average * max(8, n / 2)
+        let futureUsage = max(average * max(8, n / 2), reserve)
         var size = max(fileSize, pageSize)
         if needed >= size || (needSync && needed + futureUsage >= size) {
             repeat {
@@ -33,6 +36,21 @@ enum FileSizePolicy {
             } while needed + futureUsage >= size && size < maximum
         }
         return min(size, maximum)
+    }
+
+    /// The most free space a compaction leaves for amortizing (docs/FORMAT.md 2.10): 32 pages.
+    static let maximumCompactionReserve = 32
+
+    /// The free space a compaction to make room leaves at least, when this instance has already
+    /// compacted the store `earlierCompactions` times: none for the first (MMKV's rule alone), then
+    /// two pages, four, ... up to ``maximumCompactionReserve`` pages. A store whose few live keys are
+    /// rewritten over and over (each compaction costs a journal and four flushes) thus grows to where
+    /// a compaction comes every few thousand sets instead of every few hundred; a store compacted
+    /// once in a while keeps MMKV's sizes.
+    static func reserveForCompaction(after earlierCompactions: Int, pageSize: Int) -> Int {
+        guard earlierCompactions > 0 else { return 0 }
+        let pages = 1 << min(earlierCompactions, 5)
+        return min(pages, maximumCompactionReserve) * pageSize
     }
 
     /// The file size after `trim()`: halve while more than twice the used bytes, not below `minimum`,

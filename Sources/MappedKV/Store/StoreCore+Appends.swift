@@ -38,7 +38,9 @@ extension StoreCore {
             throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
         }
         guard payload.count <= RecordLimits.maximumValueLength else { throw .valueTooLarge(size: payload.count) }
-        try writing { (files) throws(MappedKVError) in
+        // At most this long, whether or not key expiry is on when the lock is taken.
+        let longest = Record.encodedSize(keyLength: key.utf8.count, valueLength: payload.count + ExpirySuffix.length)
+        try writing(appendingAtMost: longest) { (files) throws(MappedKVError) in
             // Another process may have turned expiry on or off while this one waited for the lock.
             let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
             guard payload.count + suffixLength <= RecordLimits.maximumValueLength else {
@@ -79,7 +81,8 @@ extension StoreCore {
     /// Removes `key` with a deletion record; an absent key is not an error.
     func removeValue(forKey key: String) throws(MappedKVError) {
         try Self.validate(key: key)
-        try writing { (files) throws(MappedKVError) in
+        let longest = Record.encodedSize(keyLength: key.utf8.count, valueLength: 0)
+        try writing(appendingAtMost: longest) { (files) throws(MappedKVError) in
             let removed = mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.remove($0, in: bytes) } }
             guard removed != nil else { return }
             let keyLength = key.utf8.count
@@ -92,6 +95,14 @@ extension StoreCore {
                 commitAppend(files, from: start)
             } else if index.isEmpty {
                 try clearAll()
+            } else if !needsRandomIV,
+                let newSize = try sizeForGrowthWithoutCompaction(files, incomingLength: recordLength)
+            {
+                // A compaction would grow the file too: growing alone costs no rewrite (FORMAT.md 2.10).
+                try grow(files, to: newSize)
+                let start = mirror.count
+                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
+                commitAppend(files, from: start)
             } else {
                 // The compaction drops the key, so no deletion record is needed.
                 try writeBack(files, incomingLength: 0, needSync: true)

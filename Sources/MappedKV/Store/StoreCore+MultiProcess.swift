@@ -38,15 +38,35 @@ extension StoreCore {
         try catchUp(files)
     }
 
-    /// Runs a write under the exclusive lock, after catching up with other processes' writes.
-    func writing<R>(_ body: (StoreFiles) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
+    /// Runs a write under the exclusive lock, after catching up with other processes' writes. For
+    /// an append of at most `maxLength` bytes (a set or a remove) the catch-up, and its `fstat`, is
+    /// skipped when ``appendNeedsNoCatchUp(_:maxLength:)`` proves it unnecessary.
+    func writing<R>(
+        appendingAtMost maxLength: Int? = nil, _ body: (StoreFiles) throws(MappedKVError) -> R
+    ) throws(MappedKVError) -> R {
         let files = try writableFiles()
         if isMemoryReleased { try reloadReleasedMemory(files) }
         guard isMultiProcess else { return try body(files) }
         let changed = try takeLock(files, .exclusive)
         defer { releaseLock(.exclusive) }
-        if changed { try catchUp(files) }
+        if changed, !(maxLength.map { appendNeedsNoCatchUp(files, maxLength: $0) } ?? false) { try catchUp(files) }
         return try body(files)
+    }
+
+    /// Whether an append of at most `maxLength` bytes may skip the catch-up (docs/FORMAT.md 6.3):
+    /// the meta stamp is the one this instance last saw, so no process appended, compacted, grew,
+    /// cleared or shrank the store in any way that moves it; the append needs no write-back first;
+    /// and it ends before the end of the page in which the region ends now. The one change that
+    /// leaves the stamp alone, an MMKV `trim` that shrinks the file without a sequence increment
+    /// (2.10), truncates to more than the region, rounded up to whole pages, so it keeps that page:
+    /// the append cannot fault, and a later one past the page catches up and remaps.
+    @inline(__always)
+    private func appendNeedsNoCatchUp(_ files: StoreFiles, maxLength: Int) -> Bool {
+        guard files.metaStamp() == observed, !index.isEmpty, !needsRandomIV, meta.version >= .flag else {
+            return false
+        }
+        let end = 4 + mirror.count
+        return end + maxLength < (end / pageSize + 1) * pageSize
     }
 
     /// Takes the exclusive inter-process lock for an exclusive section and catches up with the

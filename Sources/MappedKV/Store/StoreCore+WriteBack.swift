@@ -29,22 +29,42 @@ extension StoreCore {
         return (iv, CFBStream(key: key, iv: bytes))
     }
 
-    /// Makes room for a record of `incomingLength` bytes that does not fit. A region that holds
-    /// dead records (or values that may have expired) is compacted by a full write-back, as MMKV
-    /// does. A region of live records only would be rewritten byte for byte, so instead the file
-    /// just grows by MMKV's doubling rule and the sequence increments (other processes remap);
-    /// the records stay where they are and nothing but the file size changes on disk.
+    /// Makes room for a record of `incomingLength` bytes that does not fit. A region of live
+    /// records only would be rewritten byte for byte, so instead the file just grows by MMKV's
+    /// doubling rule and the sequence increments (other processes remap); the records stay where
+    /// they are and nothing but the file size changes on disk. The same holds when the region has
+    /// dead records but compacting it would have to grow the file too (docs/FORMAT.md 2.10): the
+    /// file grows to the size the compaction would have chosen and the dead records stay until the
+    /// next time it fills. Otherwise (or when values may have expired) the region is compacted by a
+    /// full write-back, as MMKV does.
     func makeRoom(_ files: StoreFiles, incomingLength: Int) throws(MappedKVError) {
-        guard !expiryEnabled, holderLength + index.recordBytes == mirror.count else {
-            return try writeBack(files, incomingLength: incomingLength, needSync: true)
+        if let newSize = try sizeForGrowthWithoutCompaction(files, incomingLength: incomingLength) {
+            return try grow(files, to: newSize)
         }
+        // A compaction; one that comes again and again leaves more room each time (FORMAT.md 2.10).
+        let reserve = FileSizePolicy.reserveForCompaction(after: compactionsForRoom, pageSize: pageSize)
+        compactionsForRoom += 1
+        try writeBack(files, incomingLength: incomingLength, needSync: true, reserve: reserve)
+    }
+
+    /// The size to grow the data file to, keeping every record where it is, for a record of
+    /// `incomingLength` bytes: MMKV's size for the live records alone, when that is a growth and
+    /// the whole region fits in it with the record; nil when the region must be compacted instead.
+    func sizeForGrowthWithoutCompaction(_ files: StoreFiles, incomingLength: Int) throws(MappedKVError) -> Int? {
+        guard !expiryEnabled else { return nil }
         guard
-            let newSize = FileSizePolicy.sizeForWriteBack(
-                fileSize: files.dataFileSize, liveLength: mirror.count, incomingLength: incomingLength,
-                liveCount: index.count, needSync: true, pageSize: pageSize)
+            let size = FileSizePolicy.sizeForWriteBack(
+                fileSize: files.dataFileSize, liveLength: holderLength + index.recordBytes,
+                incomingLength: incomingLength, liveCount: index.count, needSync: true, pageSize: pageSize)
         else {
             throw .regionFull
         }
+        guard size > files.dataFileSize, 4 + mirror.count + incomingLength < size else { return nil }
+        return size
+    }
+
+    /// Grows the data file to `newSize` without touching the region, and announces it.
+    func grow(_ files: StoreFiles, to newSize: Int) throws(MappedKVError) {
         try files.resizeData(to: newSize)
         files.announceResize(&meta)
         observed = files.metaStamp()
@@ -55,10 +75,10 @@ extension StoreCore {
     }
 
     /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength`
-    /// bytes; `transform`, `flags` and `staleEnd` as ``rewrite(_:needSync:transform:flags:staleEnd:chooseFileSize:)``.
+    /// bytes, leaving at least `reserve` bytes free; `transform`, `flags` and `staleEnd` as ``rewrite(_:needSync:transform:flags:staleEnd:chooseFileSize:)``.
     func writeBack(
         _ files: StoreFiles, incomingLength: Int, needSync: Bool, transform: ValueTransform? = nil,
-        flags: MetaFlags? = nil, staleEnd: Int? = nil
+        flags: MetaFlags? = nil, staleEnd: Int? = nil, reserve: Int = 0
     ) throws(MappedKVError) {
         let currentSize = files.dataFileSize
         let liveCount = index.count
@@ -66,7 +86,7 @@ extension StoreCore {
         try rewrite(files, needSync: needSync, transform: transform, flags: flags, staleEnd: staleEnd) { length in
             FileSizePolicy.sizeForWriteBack(
                 fileSize: currentSize, liveLength: length, incomingLength: incomingLength,
-                liveCount: liveCount, needSync: needSync, pageSize: page)
+                liveCount: liveCount, needSync: needSync, pageSize: page, reserve: reserve)
         }
     }
 

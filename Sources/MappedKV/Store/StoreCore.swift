@@ -93,6 +93,8 @@ final class StoreCore {
     var recoveryReport: RecoveryReport?
     /// Whether ``releaseMemory()`` dropped the mirror and index; the next access reloads them.
     var isMemoryReleased = false
+    /// How many compactions to make room this instance has done (they grow the reserve, FORMAT.md 2.10).
+    var compactionsForRoom = 0
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.

@@ -1,0 +1,55 @@
+import MappedKVFormat
+
+// The operations of a write batch, recorded in call order and committed together by
+// ``StoreCore/applyBatch(_:)``. The invariant: every recorded key is valid and every recorded
+// payload is non-empty (the recording functions check both), and the payloads lie back to back in
+// one buffer, so recording a set allocates nothing once the buffers are warm.
+
+/// The sets and removes of one batch, in the order they were made, with their encoded payloads.
+struct BatchOperations {
+    /// One recorded operation.
+    struct Operation {
+        /// The key it applies to.
+        var key: String
+        /// Where the payload starts in ``BatchOperations/payloads``; unused for a remove.
+        var payloadStart: Int
+        /// The payload's length; 0 marks a remove.
+        var payloadLength: Int
+        /// Seconds until the value expires (0: never; nil: the store's default). Only a set made
+        /// with an explicit lifetime has one; it needs key expiry on when the batch commits.
+        var expiresAfter: UInt32?
+
+        var isRemove: Bool { payloadLength == 0 }
+    }
+
+    /// The operations, in call order.
+    private(set) var operations: [Operation] = []
+    /// Every set's payload, back to back.
+    private(set) var payloads: [UInt8] = []
+
+    var isEmpty: Bool { operations.isEmpty }
+    var count: Int { operations.count }
+
+    /// Records a set of `key` to `value`'s payload, expiring after `expiresAfter` seconds (nil: the
+    /// store's default).
+    mutating func recordSet<V: PayloadCodable>(
+        _ value: V, forKey key: String, expiresAfter: UInt32? = nil
+    ) throws(MappedKVError) {
+        try StoreCore.validate(key: key)
+        let start = payloads.count
+        value.encodePayload(into: &payloads)
+        let length = payloads.count - start
+        guard length > 0 else {
+            payloads.removeLast(length)
+            throw .invalidArgument("an empty payload for '\(key)' would be read as a deletion")
+        }
+        operations.append(
+            Operation(key: key, payloadStart: start, payloadLength: length, expiresAfter: expiresAfter))
+    }
+
+    /// Records a removal of `key`.
+    mutating func recordRemove(forKey key: String) throws(MappedKVError) {
+        try StoreCore.validate(key: key)
+        operations.append(Operation(key: key, payloadStart: payloads.count, payloadLength: 0, expiresAfter: nil))
+    }
+}

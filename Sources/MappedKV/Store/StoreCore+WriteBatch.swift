@@ -1,0 +1,118 @@
+import MappedKVFormat
+
+// Committing a write batch (``BatchOperations``): under one exclusive lock, every check runs
+// first, then room is made for the whole batch at once (growth or a write-back of the state
+// before the batch), then the records are appended together and the meta's CRC and size stored
+// once (docs/FORMAT.md 2.7a). The invariant: nothing that can fail runs after the first record
+// of the batch is written, so other processes, and a load after the writer was killed, see the
+// whole batch or none of it.
+extension StoreCore {
+    /// Applies `batch`'s sets and removes in order as one append; returns how many records were written.
+    @discardableResult
+    func applyBatch(_ batch: BatchOperations) throws(MappedKVError) -> Int {
+        guard !batch.isEmpty else { return 0 }
+        return try writing { (files) throws(MappedKVError) -> Int in
+            // Another process may have turned expiry on or off while this one waited for the lock.
+            let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
+            var length = 0
+            var hasSet = false
+            var removesPresentKey = false
+            for operation in batch.operations {
+                let keyLength = operation.key.utf8.count
+                if operation.isRemove {
+                    length += Record.encodedSize(keyLength: keyLength, valueLength: 0)
+                    if !removesPresentKey && !hasSet { removesPresentKey = contains(storedKey: operation.key) }
+                    continue
+                }
+                hasSet = true
+                guard operation.payloadLength + suffixLength <= RecordLimits.maximumValueLength else {
+                    throw .valueTooLarge(size: operation.payloadLength)
+                }
+                if operation.expiresAfter != nil && !expiryEnabled {
+                    throw .invalidArgument(
+                        "an expiry duration for '\(operation.key)' needs key expiry enabled on the store")
+                }
+                length += Record.encodedSize(keyLength: keyLength, valueLength: operation.payloadLength + suffixLength)
+            }
+            // Only removes of absent keys: nothing to write.
+            guard hasSet || removesPresentKey else { return 0 }
+            guard length <= RecordLimits.maximumRegionLength else { throw .regionFull }
+            // Room for the whole batch first (an upper bound: removes of absent keys write nothing).
+            if index.isEmpty || needsRandomIV || meta.version < .flag {
+                try writeBack(files, incomingLength: length, needSync: !index.isEmpty)
+            } else if length >= spaceLeft(files) {
+                try makeRoom(files, incomingLength: length)
+            }
+            // From here on nothing throws: the records go into the mirror (sized for the whole batch
+            // once, then written in place), then out in one append.
+            let now = expiryEnabled ? configuration.clock.now() : 0
+            let start = mirror.count
+            mirror.append(contentsOf: repeatElement(0, count: length))
+            let (end, records) = mirror.withUnsafeMutableBytes { region in
+                writeRecords(of: batch, into: region, at: start, suffixLength: suffixLength, now: now)
+            }
+            mirror.removeLast(mirror.count - end)  // removes of absent keys wrote nothing
+            guard records > 0 else { return 0 }
+            commitAppend(files, from: start)
+            recordCount += records - 1
+            return records
+        }
+    }
+
+    /// Writes the records of `batch` into `region` (the mirror) from offset `start`, in order,
+    /// pointing the index at each set and dropping each removed key; returns where the records end
+    /// and how many there are. `region` has room for every record.
+    private func writeRecords(
+        of batch: BatchOperations, into region: UnsafeMutableRawBufferPointer, at start: Int, suffixLength: Int,
+        now: UInt32
+    ) -> (end: Int, records: Int) {
+        let base = region.baseAddress!
+        let mirrorBytes = UnsafeRawBufferPointer(region)
+        var offset = start
+        var records = 0
+        batch.payloads.withUnsafeBytes { payloads in
+            for operation in batch.operations {
+                Self.withBytes(of: operation.key) { key in
+                    if operation.isRemove {
+                        guard index.remove(key, in: mirrorBytes) != nil else { return }
+                        offset += Varint.write(UInt64(key.count), to: base + offset)
+                        (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                        offset += key.count
+                        base.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self)
+                        offset += 1
+                        records += 1
+                        return
+                    }
+                    let recordStart = offset
+                    let valueLength = operation.payloadLength + suffixLength
+                    offset += Varint.write(UInt64(key.count), to: base + offset)
+                    let keyStart = offset
+                    (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                    offset += key.count
+                    offset += Varint.write(UInt64(valueLength), to: base + offset)
+                    let valueStart = offset
+                    (base + offset).copyMemory(
+                        from: payloads.baseAddress! + operation.payloadStart, byteCount: operation.payloadLength)
+                    offset += operation.payloadLength
+                    if suffixLength > 0 {
+                        let expiry = ExpirySuffix.expiration(
+                            now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
+                        base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
+                        offset += ExpirySuffix.length
+                    }
+                    let slot = ValueSlot(
+                        keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
+                        keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - recordStart))
+                    _ = index.update(slot, in: mirrorBytes)
+                    records += 1
+                }
+            }
+        }
+        return (offset, records)
+    }
+
+    /// Whether the index holds `key` (expired or not): a remove of it writes a deletion record.
+    private func contains(storedKey key: String) -> Bool {
+        mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) != nil } }
+    }
+}

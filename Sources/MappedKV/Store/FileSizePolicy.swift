@@ -13,20 +13,24 @@ enum FileSizePolicy {
     /// - Parameters:
     ///   - fileSize: the current file size.
     ///   - liveLength: the holder plus every live record, in bytes.
-    ///   - incomingLength: the record about to be appended after the write-back.
+    ///   - incomingLength: the record about to be appended after the write-back (or the records
+    ///     of a batch).
+    ///   - incomingCount: how many records `incomingLength` holds: 1 for a set, as MMKV counts it.
+    ///     A batch counts its records, so that their average size, not their sum, is the size of
+    ///     one future record.
     ///   - liveCount: the number of live keys.
     ///   - needSync: false only for the first insert into an empty store.
     ///   - reserve: free bytes to leave after the write-back at least (``reserveForCompaction(after:pageSize:)``),
     ///     when that is more than MMKV's future-usage estimate.
     /// - Returns: the new size, or nil if even the largest file could not hold the data.
     static func sizeForWriteBack(
-        fileSize: Int, liveLength: Int, incomingLength: Int, liveCount: Int, needSync: Bool, pageSize: Int,
-        reserve: Int = 0
+        fileSize: Int, liveLength: Int, incomingLength: Int, incomingCount: Int = 1, liveCount: Int, needSync: Bool,
+        pageSize: Int, reserve: Int = 0
     ) -> Int? {
         let maximum = maximumFileSize(pageSize: pageSize)
         let needed = liveLength + 4 + incomingLength
         guard needed < maximum else { return nil }
-        let n = max(1, liveCount + 1)
+        let n = max(1, liveCount + max(1, incomingCount))
         let average = (needed + n - 1) / n
         let futureUsage = max(average * max(8, n / 2), reserve)
         var size = max(fileSize, pageSize)

@@ -63,9 +63,9 @@ extension StoreCore {
             }
             guard length <= RecordLimits.maximumRegionLength else { throw .regionFull }
             if index.isEmpty || needsRandomIV || meta.version < .flag {
-                try writeBack(files, incomingLength: length, needSync: !index.isEmpty)
+                try writeBack(files, incomingLength: length, incomingCount: entries.count, needSync: !index.isEmpty)
             } else if length >= spaceLeft(files) {
-                try makeRoom(files, incomingLength: length)
+                try makeRoom(files, incomingLength: length, incomingCount: entries.count)
             }
             let now = configuration.clock.now()
             let start = mirror.count

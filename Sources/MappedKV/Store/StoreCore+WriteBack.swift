@@ -37,25 +37,31 @@ extension StoreCore {
     /// file grows to the size the compaction would have chosen and the dead records stay until the
     /// next time it fills. Otherwise (or when values may have expired) the region is compacted by a
     /// full write-back, as MMKV does.
-    func makeRoom(_ files: StoreFiles, incomingLength: Int) throws(MappedKVError) {
-        if let newSize = try sizeForGrowthWithoutCompaction(files, incomingLength: incomingLength) {
+    func makeRoom(_ files: StoreFiles, incomingLength: Int, incomingCount: Int = 1) throws(MappedKVError) {
+        if let newSize = try sizeForGrowthWithoutCompaction(
+            files, incomingLength: incomingLength, incomingCount: incomingCount)
+        {
             return try grow(files, to: newSize)
         }
         // A compaction; one that comes again and again leaves more room each time (FORMAT.md 2.10).
         let reserve = FileSizePolicy.reserveForCompaction(after: compactionsForRoom, pageSize: pageSize)
         compactionsForRoom += 1
-        try writeBack(files, incomingLength: incomingLength, needSync: true, reserve: reserve)
+        try writeBack(
+            files, incomingLength: incomingLength, incomingCount: incomingCount, needSync: true, reserve: reserve)
     }
 
     /// The size to grow the data file to, keeping every record where it is, for a record of
     /// `incomingLength` bytes: MMKV's size for the live records alone, when that is a growth and
     /// the whole region fits in it with the record; nil when the region must be compacted instead.
-    func sizeForGrowthWithoutCompaction(_ files: StoreFiles, incomingLength: Int) throws(MappedKVError) -> Int? {
+    func sizeForGrowthWithoutCompaction(
+        _ files: StoreFiles, incomingLength: Int, incomingCount: Int = 1
+    ) throws(MappedKVError) -> Int? {
         guard !expiryEnabled else { return nil }
         guard
             let size = FileSizePolicy.sizeForWriteBack(
                 fileSize: files.dataFileSize, liveLength: holderLength + index.recordBytes,
-                incomingLength: incomingLength, liveCount: index.count, needSync: true, pageSize: pageSize)
+                incomingLength: incomingLength, incomingCount: incomingCount, liveCount: index.count, needSync: true,
+                pageSize: pageSize)
         else {
             throw .regionFull
         }
@@ -77,15 +83,15 @@ extension StoreCore {
     /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength`
     /// bytes, leaving at least `reserve` bytes free; `transform`, `flags` and `staleEnd` as ``rewrite(_:needSync:transform:flags:staleEnd:chooseFileSize:)``.
     func writeBack(
-        _ files: StoreFiles, incomingLength: Int, needSync: Bool, transform: ValueTransform? = nil,
-        flags: MetaFlags? = nil, staleEnd: Int? = nil, reserve: Int = 0
+        _ files: StoreFiles, incomingLength: Int, incomingCount: Int = 1, needSync: Bool,
+        transform: ValueTransform? = nil, flags: MetaFlags? = nil, staleEnd: Int? = nil, reserve: Int = 0
     ) throws(MappedKVError) {
         let currentSize = files.dataFileSize
         let liveCount = index.count
         let page = pageSize
         try rewrite(files, needSync: needSync, transform: transform, flags: flags, staleEnd: staleEnd) { length in
             FileSizePolicy.sizeForWriteBack(
-                fileSize: currentSize, liveLength: length, incomingLength: incomingLength,
+                fileSize: currentSize, liveLength: length, incomingLength: incomingLength, incomingCount: incomingCount,
                 liveCount: liveCount, needSync: needSync, pageSize: page, reserve: reserve)
         }
     }

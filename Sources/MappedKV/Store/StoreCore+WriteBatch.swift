@@ -39,9 +39,10 @@ extension StoreCore {
             guard length <= RecordLimits.maximumRegionLength else { throw .regionFull }
             // Room for the whole batch first (an upper bound: removes of absent keys write nothing).
             if index.isEmpty || needsRandomIV || meta.version < .flag {
-                try writeBack(files, incomingLength: length, needSync: !index.isEmpty)
+                try writeBack(
+                    files, incomingLength: length, incomingCount: batch.operations.count, needSync: !index.isEmpty)
             } else if length >= spaceLeft(files) {
-                try makeRoom(files, incomingLength: length)
+                try makeRoom(files, incomingLength: length, incomingCount: batch.operations.count)
             }
             // From here on nothing throws: the records go into the mirror (sized for the whole batch
             // once, then written in place), then out in one append.

@@ -1,0 +1,15 @@
+// Reads for the package's own modules (MappedKVCollections): several keys in one store call, so a
+// page of entries costs one lock and one state check instead of one each. The invariant: the
+// payloads returned are those of one state of the store, as a single `payload(forKey:)` call's is.
+extension MappedKV {
+    /// The stored payload bytes of each key of `keys`, in order (nil for an absent key), read in
+    /// one call under the store's lock: every payload is from the same state of the store.
+    package func payloads(forKeys keys: [String]) throws(MappedKVError) -> [[UInt8]?] {
+        try withCore { (core) throws(MappedKVError) -> [[UInt8]?] in
+            var payloads: [[UInt8]?] = []
+            payloads.reserveCapacity(keys.count)
+            for key in keys { payloads.append(try core.payload(forKey: key)) }
+            return payloads
+        }
+    }
+}

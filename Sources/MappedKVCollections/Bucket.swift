@@ -18,7 +18,7 @@ public final class Bucket<Value: Sendable>: Sendable {
     private let cache: Mutex<DecodedCache<Value>>
     /// Whether decoded entries are cached: not for raw bytes, whose decoding is one copy, no
     /// dearer than checking the cache.
-    private let cachesEntries: Bool
+    let cachesEntries: Bool
     /// The bytes every store key of the bucket starts with (``CollectionKey/prefix(ofBucket:)``).
     let keyPrefix: String
 
@@ -175,6 +175,11 @@ public final class Bucket<Value: Sendable>: Sendable {
         } catch {
             throw .malformedEntry(bucket: name, key: key, reason: "\(error)")
         }
+        return try entry(of: record, key: key)
+    }
+
+    /// The entry of `key` whose stored record is `record`.
+    func entry(of record: EntryRecord, key: String) throws(CollectionError) -> Entry<Value> {
         let value: Value
         do {
             value = try serializer.decode(record.valueBytes, bucket: name, key: key)

@@ -1,3 +1,5 @@
+import Dispatch
+
 // The indexes of one bucket and the IDs of its entries, with the query engine over them. The
 // invariant: every entry of the bucket that exists in the store has an ID in `table`, and each index
 // holds each such entry's value for it (none when the entry has no value of the index's type).
@@ -112,12 +114,24 @@ final class BucketIndexSet: @unchecked Sendable {
 
     /// Adds stored indexes whose (value, ID) columns were read at open (every entry's key already
     /// has its ID). Uniqueness was enforced when the entries were written, so it is not checked.
+    /// The indexes are sorted on parallel threads: each fills its own structure and only reads
+    /// the key table, which nothing changes meanwhile.
     func load(_ definitions: [IndexDefinition], columns: [[(IndexValue, UInt32)]]) {
-        for (definition, column) in zip(definitions, columns) {
+        let loaded = definitions.map { definition in
             var unchecked = definition
             unchecked.isUnique = false
-            let index = makeIndex(unchecked, table: table)
-            _ = index.load(column)
+            return makeIndex(unchecked, table: table)
+        }
+        let count = min(loaded.count, columns.count)
+        if count > 1 {
+            let work = ParallelLoad(indexes: loaded, columns: columns)
+            DispatchQueue.concurrentPerform(iterations: count) { which in
+                _ = work.indexes[which].load(work.columns[which])
+            }
+        } else if count == 1 {
+            _ = loaded[0].load(columns[0])
+        }
+        for (definition, index) in zip(definitions, loaded) {
             indexes[definition.name] = index.withDefinition(definition)
         }
     }
@@ -199,4 +213,11 @@ final class BucketIndexSet: @unchecked Sendable {
     private func meetsAll(_ id: UInt32, _ conditions: [QueryCondition]) -> Bool {
         conditions.allSatisfy { indexes[$0.indexName]?.meets(id, $0) ?? false }
     }
+}
+
+/// The new indexes of a load and their columns, handed to parallel threads. Unchecked `Sendable`:
+/// each thread fills only its own index, and the key table they read is not changed meanwhile.
+private struct ParallelLoad: @unchecked Sendable {
+    let indexes: [any AnyBucketIndex]
+    let columns: [[(IndexValue, UInt32)]]
 }

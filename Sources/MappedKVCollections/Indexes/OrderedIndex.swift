@@ -244,12 +244,12 @@ final class OrderedIndex<K: IndexKey> {
         }
         for element in elements { store(element.value, for: element.id) }
         let table = self.table
-        let sorted = elements.map { (value: $0.value, prefix: Self.prefix(of: table.key(of: $0.id)), id: $0.id) }
-            .sorted { a, b in
-                if a.value != b.value { return a.value < b.value }
-                if a.prefix != b.prefix { return a.prefix < b.prefix }
-                return table.key(of: a.id).utf8.lexicographicallyPrecedes(table.key(of: b.id).utf8)
-            }
+        var sorted = elements.map { (value: $0.value, prefix: Self.prefix(of: table.key(of: $0.id)), id: $0.id) }
+        sorted.sort { a, b in
+            if a.value != b.value { return a.value < b.value }
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return table.key(of: a.id).utf8.lexicographicallyPrecedes(table.key(of: b.id).utf8)
+        }
         // Chunks seven-eighths full, so that later inserts seldom split one.
         let size = Self.chunkLimit * 7 / 8
         chunks.reserveCapacity(sorted.count / size + 1)

@@ -63,6 +63,29 @@ struct IndexStructureTests {
         check(index, model, table)
     }
 
+    @Test("reading several top-level members in one pass gives what reading each path gives")
+    func membersInOnePass() {
+        let documents = [
+            #"{"id":1,"likes":12,"posted":1700000000000,"title":"Post number 1"}"#,
+            #"{"likes":-3.5e2, "id": "x", "likes": 7}"#,
+            #"{"a":{"likes":1},"likes":[1,2],"posted":null,"id":true}"#,
+            #"{"li\u006bes":4,"posted":"2024-01-02T03:04:05Z"}"#,
+            #"{"id":1,"likes":2,"#,
+            #"{"id":{"x":[1,{"y":"}"}]},"likes":9}"#,
+            #"{"id":1 "likes":2}"#,
+            #"[1,2]"#, #""#, #"{}"#, #"{"posted":12.75,"id":-0}"#,
+        ]
+        let names = ["likes", "posted", "id", "likes", "absent"]
+        for document in documents {
+            let bytes = Array(document.utf8)
+            bytes.withUnsafeBytes { buffer in
+                let together = JSONPathScanner.scalars(ofMembers: names, in: buffer)
+                let oneByOne = names.map { JSONPathScanner.scalar(at: [$0], in: buffer) }
+                #expect(together == oneByOne, "\(document)")
+            }
+        }
+    }
+
     private func check(_ index: OrderedIndex<Int64>, _ model: [UInt32: Int64], _ table: KeyTable) {
         let expected = model.sorted { a, b in
             a.value != b.value

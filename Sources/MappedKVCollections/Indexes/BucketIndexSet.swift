@@ -22,12 +22,15 @@ final class BucketIndexSet: @unchecked Sendable {
     @exclusivity(unchecked) private var arranged: [(index: any AnyBucketIndex, closure: ClosureIndex?)] = []
     /// Whether any index is unique (a put of a set without one checks nothing).
     private var hasUniqueIndex = false
+    /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
+    private var plan = ExtractionPlan([])
 
     init(bucket: String) { self.bucket = bucket }
 
     private func arrange() {
         arranged = indexes.keys.sorted().compactMap { name in indexes[name].map { ($0, closures[name]) } }
         hasUniqueIndex = indexes.values.contains { $0.definition.isUnique }
+        plan = ExtractionPlan(arranged.map(\.index.definition)) { arranged[$0].closure != nil }
     }
 
     var definitions: [IndexDefinition] { indexes.values.map(\.definition).sorted { $0.name < $1.name } }
@@ -35,8 +38,11 @@ final class BucketIndexSet: @unchecked Sendable {
     /// The values `record` (of `key`) has for each index, in the order of ``arranged`` (the
     /// order stays until an index is added or removed, which a put's exclusive section excludes).
     func values(of record: EntryRecord, key: String) -> [IndexValue?] {
-        arranged.map { index, closure in
-            closure.map { $0.extract(record, key) } ?? IndexExtraction.value(index.definition, of: record)
+        record.valueBytes.withUnsafeBytes { bytes in
+            plan.values(valueBytes: bytes) { position in
+                let (index, closure) = arranged[position]
+                return closure.map { $0.extract(record, key) } ?? IndexExtraction.value(index.definition, of: record)
+            }
         }
     }
 

@@ -16,6 +16,7 @@ extension Bucket {
     ///
     /// - Throws: ``CollectionError/unknownIndex(bucket:name:)`` for a condition or order on an
     ///   index the bucket does not have.
+    @_specialize(exported:false,where Value == [UInt8])
     public func query(_ query: Query) throws(CollectionError) -> QueryPage<Value> {
         for _ in 0..<4 {
             try indexes.synchronize()
@@ -76,12 +77,42 @@ extension Bucket {
     private func fetch(
         _ rows: [(key: String, value: IndexValue?)], _ query: Query
     ) throws(CollectionError) -> QueryPage<Value>? {
-        let pageRows = query.limit.map { Array(rows.prefix($0)) } ?? rows
+        let pageRows = query.limit.map { rows.prefix($0) } ?? rows[...]
+        // One store call reads the page: every payload is from one state of the store.
+        let storeKeys = pageRows.map { keyPrefix + $0.key }
         var entries: [Entry<Value>] = []
         entries.reserveCapacity(pageRows.count)
-        for row in pageRows {
-            guard let entry = try entry(forKey: row.key) else { return nil }
-            entries.append(entry)
+        if cachesEntries {
+            let payloads: [[UInt8]?]
+            do { payloads = try store.payloads(forKeys: storeKeys) } catch { throw .store(error) }
+            for (row, stored) in zip(pageRows, payloads) {
+                guard let stored else {
+                    forget(row.key)
+                    return nil
+                }
+                entries.append(try entry(stored: stored, key: row.key))
+            }
+        } else {
+            // No cache to check against the stored bytes: the records are read where they lie.
+            var records: [Result<EntryRecord, EntryRecordError>?] = []
+            records.reserveCapacity(pageRows.count)
+            do {
+                try store.withPayloads(forKeys: storeKeys) { _, payload in
+                    records.append(
+                        payload.map { payload in
+                            Result { () throws(EntryRecordError) in try EntryRecord(decoding: payload) }
+                        })
+                }
+            } catch {
+                throw .store(error)
+            }
+            for (row, record) in zip(pageRows, records) {
+                switch record {
+                case nil: return nil
+                case .failure(let error)?: throw .malformedEntry(bucket: name, key: row.key, reason: "\(error)")
+                case .success(let record)?: entries.append(try entry(of: record, key: row.key))
+                }
+            }
         }
         let more = query.limit.map { rows.count > $0 } ?? false
         let cursor = more ? pageRows.last.map { QueryCursor(value: $0.value, key: $0.key) } : nil

@@ -16,7 +16,11 @@ public final class Bucket<Value: Sendable>: Sendable {
     let indexes: CollectionIndexes
     let serializer: any EntrySerializer<Value>
     private let cache: Mutex<DecodedCache<Value>>
-    private let keyPrefix: String
+    /// Whether decoded entries are cached: not for raw bytes, whose decoding is one copy, no
+    /// dearer than checking the cache.
+    let cachesEntries: Bool
+    /// The bytes every store key of the bucket starts with (``CollectionKey/prefix(ofBucket:)``).
+    let keyPrefix: String
 
     init(
         name: String, store: MappedKV, indexes: CollectionIndexes, serializer: any EntrySerializer<Value>,
@@ -27,6 +31,7 @@ public final class Bucket<Value: Sendable>: Sendable {
         self.indexes = indexes
         self.serializer = serializer
         self.cache = Mutex(DecodedCache(limit: cacheLimit))
+        self.cachesEntries = cacheLimit > 0 && !(serializer is RawEntrySerializer)
         self.keyPrefix = CollectionKey.prefix(ofBucket: name)
     }
 
@@ -42,7 +47,7 @@ public final class Bucket<Value: Sendable>: Sendable {
         } catch {
             throw .encodingFailed(bucket: name, key: key, reason: "\(error)")
         }
-        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        let storeKey = keyPrefix + key
         let now = EntryRecord.milliseconds(Date())
         let name = self.name
         try indexes.inSection { (transaction) throws(CollectionError) in
@@ -102,16 +107,28 @@ public final class Bucket<Value: Sendable>: Sendable {
     public func value(forKey key: String) throws(CollectionError) -> Value? { try entry(forKey: key)?.value }
 
     /// The entry of `key` (value, metadata, times), or nil if the bucket has no such key.
+    @_specialize(exported:false,where Value == [UInt8])
     public func entry(forKey key: String) throws(CollectionError) -> Entry<Value>? {
-        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        let storeKey = keyPrefix + key
         guard let stored = try collectionCall({ try store.payload(forKey: storeKey) }) else {
-            cache.withLock { $0.remove(key) }
+            forget(key)
             return nil
         }
+        return try entry(stored: stored, key: key)
+    }
+
+    /// The entry of `key` decoded from its stored bytes `stored`, through the cache.
+    func entry(stored: [UInt8], key: String) throws(CollectionError) -> Entry<Value> {
+        guard cachesEntries else { return try decode(stored, key: key) }
         if let cached = cache.withLock({ $0.entry(forKey: key, stored: stored) }) { return cached }
         let entry = try decode(stored, key: key)
         cache.withLock { $0.insert(entry, stored: stored, forKey: key) }
         return entry
+    }
+
+    /// Drops the cached entry of `key`, which the store no longer has.
+    func forget(_ key: String) {
+        if cachesEntries { cache.withLock { $0.remove(key) } }
     }
 
     /// Whether the bucket has `key`.
@@ -158,6 +175,11 @@ public final class Bucket<Value: Sendable>: Sendable {
         } catch {
             throw .malformedEntry(bucket: name, key: key, reason: "\(error)")
         }
+        return try entry(of: record, key: key)
+    }
+
+    /// The entry of `key` whose stored record is `record`.
+    func entry(of record: EntryRecord, key: String) throws(CollectionError) -> Entry<Value> {
         let value: Value
         do {
             value = try serializer.decode(record.valueBytes, bucket: name, key: key)

@@ -26,11 +26,16 @@ struct EntryRecord: Equatable, Sendable {
 
     /// The record's payload bytes.
     func encoded() -> [UInt8] {
-        var bytes: [UInt8] = [Self.version]
+        var bytes: [UInt8] = []
+        // Times and a short metadata map fit in the first 64 bytes: the value is appended without growing.
+        bytes.reserveCapacity(64 + valueBytes.count)
+        bytes.append(Self.version)
         Varint.append(Self.zigzag(createdMilliseconds), to: &bytes)
         Varint.append(Self.zigzag(modifiedMilliseconds), to: &bytes)
         Varint.append(UInt64(metadata.count), to: &bytes)
-        for (name, value) in metadata.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+        for (name, value) in metadata.isEmpty
+            ? [] : metadata.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+        {
             Varint.append(UInt64(name.utf8.count), to: &bytes)
             bytes.append(contentsOf: name.utf8)
             switch value {

@@ -15,22 +15,27 @@ public protocol EntrySerializer<Value>: Sendable {
 
 /// The default serializer: `Codable` values as JSON (keys sorted, so equal values give equal bytes).
 public struct JSONEntrySerializer<Value: Codable>: EntrySerializer {
+    // Made once: an encoder or decoder is safe to share, its options are not changed afterwards.
+    private let encoder: JSONEncoder
+    private let decoder: JSONDecoder
+
     /// Creates the serializer.
-    public init() {}
+    public init() {
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+    }
 
     /// The JSON of `value`.
     public func encode(_ value: Value, bucket: String, key: String) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .millisecondsSince1970
-        return [UInt8](try encoder.encode(value))
+        [UInt8](try encoder.encode(value))
     }
 
     /// The value of the JSON `bytes`.
     public func decode(_ bytes: [UInt8], bucket: String, key: String) throws -> Value {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        return try decoder.decode(Value.self, from: Data(bytes))
+        try decoder.decode(Value.self, from: Data(bytes))
     }
 }
 

@@ -1,3 +1,5 @@
+import Dispatch
+
 // The indexes of one bucket and the IDs of its entries, with the query engine over them. The
 // invariant: every entry of the bucket that exists in the store has an ID in `table`, and each index
 // holds each such entry's value for it (none when the entry has no value of the index's type).
@@ -13,30 +15,44 @@ struct ClosureIndex: Sendable {
 final class BucketIndexSet: @unchecked Sendable {
     let bucket: String
     let table = KeyTable()
-    private(set) var indexes: [String: any AnyBucketIndex] = [:]
-    private(set) var closures: [String: ClosureIndex] = [:]
+    private(set) var indexes: [String: any AnyBucketIndex] = [:] { didSet { arrange() } }
+    private(set) var closures: [String: ClosureIndex] = [:] { didSet { arrange() } }
+    /// The indexes in the fixed order of ``values(of:key:)``, each with its closure if it has one
+    /// (made again whenever `indexes` or `closures` change).
+    @exclusivity(unchecked) private var arranged: [(index: any AnyBucketIndex, closure: ClosureIndex?)] = []
+    /// Whether any index is unique (a put of a set without one checks nothing).
+    private var hasUniqueIndex = false
+    /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
+    private var plan = ExtractionPlan([])
 
     init(bucket: String) { self.bucket = bucket }
 
+    private func arrange() {
+        arranged = indexes.keys.sorted().compactMap { name in indexes[name].map { ($0, closures[name]) } }
+        hasUniqueIndex = indexes.values.contains { $0.definition.isUnique }
+        plan = ExtractionPlan(arranged.map(\.index.definition)) { arranged[$0].closure != nil }
+    }
+
     var definitions: [IndexDefinition] { indexes.values.map(\.definition).sorted { $0.name < $1.name } }
 
-    /// The values `record` (of `key`) has for each index, by index name.
-    func values(of record: EntryRecord, key: String) -> [String: IndexValue] {
-        var result: [String: IndexValue] = [:]
-        for (name, index) in indexes {
-            let value =
-                closures[name].map { $0.extract(record, key) } ?? IndexExtraction.value(index.definition, of: record)
-            if let value { result[name] = value }
+    /// The values `record` (of `key`) has for each index, in the order of ``arranged`` (the
+    /// order stays until an index is added or removed, which a put's exclusive section excludes).
+    func values(of record: EntryRecord, key: String) -> [IndexValue?] {
+        record.valueBytes.withUnsafeBytes { bytes in
+            plan.values(valueBytes: bytes) { position in
+                let (index, closure) = arranged[position]
+                return closure.map { $0.extract(record, key) } ?? IndexExtraction.value(index.definition, of: record)
+            }
         }
-        return result
     }
 
     /// The first unique index on which another entry already has `values`' value, if any.
-    func uniqueConflict(_ values: [String: IndexValue], key: String) -> (index: String, other: String)? {
+    func uniqueConflict(_ values: [IndexValue?], key: String) -> (index: String, other: String)? {
+        guard hasUniqueIndex else { return nil }
         let id = table.id(of: key)
-        for (name, index) in indexes where index.definition.isUnique {
-            if let value = values[name], let other = index.otherEntry(with: value, than: id) {
-                return (name, table.key(of: other))
+        for ((index, _), value) in zip(arranged, values) where index.definition.isUnique {
+            if let value, let other = index.otherEntry(with: value, than: id) {
+                return (index.definition.name, table.key(of: other))
             }
         }
         return nil
@@ -47,10 +63,11 @@ final class BucketIndexSet: @unchecked Sendable {
     func batchConflict(_ records: [(key: String, record: EntryRecord)]) -> (index: String, key: String, other: String)?
     {
         let batchKeys = Set(records.map(\.key))
-        for (name, index) in indexes where index.definition.isUnique {
+        for (position, (index, _)) in arranged.enumerated() where index.definition.isUnique {
+            let name = index.definition.name
             var seen: [IndexValue: String] = [:]
             for (key, record) in records.reversed() {
-                guard let value = values(of: record, key: key)[name] else { continue }
+                guard let value = values(of: record, key: key)[position] else { continue }
                 if seen[value] != nil, seen[value] != key { return (name, key, seen[value] ?? "") }
                 seen[value] = key
             }
@@ -76,10 +93,10 @@ final class BucketIndexSet: @unchecked Sendable {
         apply(values(of: record, key: key), key: key)
     }
 
-    /// Records that `key` now has `values` (by index name; an index missing from it has none).
-    func apply(_ values: [String: IndexValue], key: String) {
+    /// Records that `key` now has `values` (as ``values(of:key:)`` gave them).
+    func apply(_ values: [IndexValue?], key: String) {
         let id = table.assign(key)
-        for (name, index) in indexes { index.set(values[name], for: id) }
+        for ((index, _), value) in zip(arranged, values) { index.set(value, for: id) }
     }
 
     /// Adds an index and fills it from `entries` (every entry of the bucket); returns the first
@@ -103,12 +120,24 @@ final class BucketIndexSet: @unchecked Sendable {
 
     /// Adds stored indexes whose (value, ID) columns were read at open (every entry's key already
     /// has its ID). Uniqueness was enforced when the entries were written, so it is not checked.
+    /// The indexes are sorted on parallel threads: each fills its own structure and only reads
+    /// the key table, which nothing changes meanwhile.
     func load(_ definitions: [IndexDefinition], columns: [[(IndexValue, UInt32)]]) {
-        for (definition, column) in zip(definitions, columns) {
+        let loaded = definitions.map { definition in
             var unchecked = definition
             unchecked.isUnique = false
-            let index = makeIndex(unchecked, table: table)
-            _ = index.load(column)
+            return makeIndex(unchecked, table: table)
+        }
+        let count = min(loaded.count, columns.count)
+        if count > 1 {
+            let work = ParallelLoad(indexes: loaded, columns: columns)
+            DispatchQueue.concurrentPerform(iterations: count) { which in
+                _ = work.indexes[which].load(work.columns[which])
+            }
+        } else if count == 1 {
+            _ = loaded[0].load(columns[0])
+        }
+        for (definition, index) in zip(definitions, loaded) {
             indexes[definition.name] = index.withDefinition(definition)
         }
     }
@@ -122,7 +151,8 @@ final class BucketIndexSet: @unchecked Sendable {
     // MARK: Queries
 
     /// The keys of the entries `query` selects, in order, at most `limit + 1` of them (one more
-    /// than a page, to tell whether another page follows), with their ordering values.
+    /// than a page, to tell whether another page follows), with their ordering values where a
+    /// cursor needs one: the last entry of a page (the one at `limit - 1`).
     func run(_ query: Query) throws(CollectionError) -> [(key: String, value: IndexValue?)] {
         for condition in query.conditions where indexes[condition.indexName] == nil {
             throw .unknownIndex(bucket: bucket, name: condition.indexName)
@@ -134,9 +164,11 @@ final class BucketIndexSet: @unchecked Sendable {
             guard let order = indexes[orderName] else { throw .unknownIndex(bucket: bucket, name: orderName) }
             let own = query.conditions.filter { $0.indexName == orderName }
             let others = query.conditions.filter { $0.indexName != orderName }
+            let cursorRow = query.limit.map { $0 - 1 }
+            result.reserveCapacity(min(want, 64))
             order.walk(own, descending: query.descending, after: query.after) { id in
-                guard meetsAll(id, others) else { return true }
-                result.append((table.key(of: id), order.value(of: id)))
+                guard others.isEmpty || meetsAll(id, others) else { return true }
+                result.append((table.key(of: id), result.count == cursorRow ? order.value(of: id) : nil))
                 return result.count < want
             }
             return result
@@ -187,4 +219,11 @@ final class BucketIndexSet: @unchecked Sendable {
     private func meetsAll(_ id: UInt32, _ conditions: [QueryCondition]) -> Bool {
         conditions.allSatisfy { indexes[$0.indexName]?.meets(id, $0) ?? false }
     }
+}
+
+/// The new indexes of a load and their columns, handed to parallel threads. Unchecked `Sendable`:
+/// each thread fills only its own index, and the key table they read is not changed meanwhile.
+private struct ParallelLoad: @unchecked Sendable {
+    let indexes: [any AnyBucketIndex]
+    let columns: [[(IndexValue, UInt32)]]
 }

@@ -183,6 +183,7 @@ final class CollectionIndexes: Sendable {
         let order = Array(Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys))
         let stored = order.map { definitions[$0] ?? [] }
         let hasClosures = order.map { closures[$0]?.isEmpty == false }
+        let plans = stored.map { ExtractionPlan($0) }
         // The bytes every store key of a bucket starts with (the length prefix makes a match exact).
         let prefixes = order.map { Array(CollectionKey.prefix(ofBucket: $0).utf8) }
         var keys: [[String]] = Array(repeating: [], count: order.count)
@@ -199,10 +200,11 @@ final class CollectionIndexes: Sendable {
                         decoding: UnsafeRawBufferPointer(rebasing: key[prefixes[which].count...]), as: UTF8.self)
                     let id = UInt32(keys[which].count)
                     keys[which].append(entryKey)
-                    for (position, definition) in stored[which].enumerated() {
-                        if let value = IndexExtraction.value(definition, of: view) {
-                            columns[which][position].append((value, id))
-                        }
+                    let values = plans[which].values(valueBytes: view.valueBytes) { position in
+                        IndexExtraction.value(stored[which][position], of: view)
+                    }
+                    for (position, value) in values.enumerated() {
+                        if let value { columns[which][position].append((value, id)) }
                     }
                     if hasClosures[which], let record = try? EntryRecord(view) {
                         decoded[which].append((entryKey, record))

@@ -63,3 +63,55 @@ enum IndexExtraction {
         return try? Date.ISO8601FormatStyle().parse(text)
     }
 }
+
+/// How to read several indexes' values from one record: the indexes over one top-level member of
+/// the JSON value all in one pass over it, the others one by one. The invariant: `values` gives,
+/// position by position, what ``IndexExtraction/value(_:of:)`` gives for each definition.
+struct ExtractionPlan {
+    /// The positions of the definitions read in the one pass, and their members' names.
+    private let memberPositions: [Int]
+    private let memberNames: [[UInt8]]
+    private let memberTypes: [IndexType]
+    private let count: Int
+
+    /// The plan for `definitions`; those `excluded` says are left to the caller's closure.
+    init(_ definitions: [IndexDefinition], excluding excluded: (Int) -> Bool = { _ in false }) {
+        var positions: [Int] = []
+        var names: [String] = []
+        var types: [IndexType] = []
+        for (position, definition) in definitions.enumerated() where !excluded(position) {
+            if case .valuePath(let path) = definition.source, path.count == 1 {
+                positions.append(position)
+                names.append(path[0])
+                types.append(definition.type)
+            }
+        }
+        // One member gains nothing from the one pass; more than 64 are read one by one.
+        let worthIt = (2...64).contains(names.count)
+        memberPositions = worthIt ? positions : []
+        memberNames = worthIt ? names.map { Array($0.utf8) } : []
+        memberTypes = worthIt ? types : []
+        count = definitions.count
+    }
+
+    /// The value of every definition: the planned ones from `valueBytes` (the JSON value), the
+    /// others from `other` (given the position).
+    func values(valueBytes: UnsafeRawBufferPointer, other: (Int) -> IndexValue?) -> [IndexValue?] {
+        guard !memberNames.isEmpty else { return (0..<count).map(other) }
+        var result: [IndexValue?] = []
+        result.reserveCapacity(count)
+        var planned = 0
+        for position in 0..<count {
+            if planned < memberPositions.count, memberPositions[planned] == position {
+                result.append(nil)
+                planned += 1
+            } else {
+                result.append(other(position))
+            }
+        }
+        JSONPathScanner.forEachMember(memberNames, in: valueBytes) { which, scalar in
+            result[memberPositions[which]] = scalar.flatMap { IndexExtraction.value($0, as: memberTypes[which]) }
+        }
+        return result
+    }
+}

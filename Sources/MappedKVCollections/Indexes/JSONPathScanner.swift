@@ -24,6 +24,106 @@ struct JSONPathScanner {
         return scanner.find(path[...])
     }
 
+    /// The scalar of each top-level member of `names` in `document`, in order: for each name what
+    /// ``scalar(at:in:)`` gives for the path `[name]`, read in one pass (at most 64 names).
+    static func scalars(ofMembers names: [String], in document: UnsafeRawBufferPointer) -> [JSONScalar?] {
+        var results = [JSONScalar?](repeating: nil, count: names.count)
+        forEachMember(names.map { Array($0.utf8) }, in: document) { results[$0] = $1 }
+        return results
+    }
+
+    /// Calls `found` with the position in `names` (UTF-8 bytes, at most 64 names) and the scalar
+    /// of each top-level member of `document` named so, as ``scalars(ofMembers:in:)`` finds them;
+    /// names it is not called for have no value.
+    static func forEachMember(
+        _ names: [[UInt8]], in document: UnsafeRawBufferPointer, _ found: (Int, JSONScalar?) -> Void
+    ) {
+        precondition(names.count <= 64, "at most 64 names")
+        var scanner = JSONPathScanner(document)
+        scanner.readMembers(names, found)
+    }
+
+    /// Reads the top-level members `names`, until each has been met or the document ends or
+    /// turns out malformed (then the names not met yet have no value).
+    private mutating func readMembers(_ names: [[UInt8]], _ found: (Int, JSONScalar?) -> Void) {
+        var met: UInt64 = 0
+        var left = names.count
+        skipSpace()
+        guard peek() == UInt8(ascii: "{") else { return }
+        position += 1
+        skipSpace()
+        if peek() == UInt8(ascii: "}") { return }
+        while left > 0 {
+            skipSpace()
+            guard peek() == UInt8(ascii: "\""), let member = readMemberName() else { return }
+            skipSpace()
+            guard peek() == UInt8(ascii: ":") else { return }
+            position += 1
+            var matches: UInt64 = 0
+            for (which, name) in names.enumerated() where met & (1 << UInt64(which)) == 0 {
+                let equal =
+                    switch member {
+                    case .bytes(let bytes):
+                        bytes.count == name.count && Self.equal(bytes, name)
+                    case .unescaped(let text): text.utf8.elementsEqual(name)
+                    }
+                if equal { matches |= 1 << UInt64(which) }
+            }
+            if matches != 0 {
+                // The first member of a name gives its value, as `find` takes the first.
+                skipSpace()
+                let start = position
+                let scalar = readScalar()
+                for which in names.indices where matches & (1 << UInt64(which)) != 0 {
+                    found(which, scalar)
+                    left -= 1
+                }
+                met |= matches
+                if scalar == nil {
+                    position = start
+                    guard skipValue() else { return }
+                }
+            } else {
+                guard skipValue() else { return }
+            }
+            skipSpace()
+            guard peek() == UInt8(ascii: ",") else { return }
+            position += 1
+        }
+    }
+
+    /// Whether `bytes` and `name`, of one length, hold the same bytes.
+    private static func equal(_ bytes: UnsafeRawBufferPointer, _ name: [UInt8]) -> Bool {
+        name.withUnsafeBufferPointer { name in
+            for index in 0..<name.count where bytes[index] != name[index] { return false }
+            return true
+        }
+    }
+
+    /// A member name as read: its bytes where they lie, or its text with escapes resolved.
+    private enum MemberName {
+        case bytes(UnsafeRawBufferPointer)
+        case unescaped(String)
+    }
+
+    /// Reads a member name (the position is after its closing quote); nil if it is malformed.
+    private mutating func readMemberName() -> MemberName? {
+        let start = position + 1
+        var index = start
+        var hasEscape = false
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+            if bytes[index] == UInt8(ascii: "\\") {
+                hasEscape = true
+                index += 1
+            }
+            index += 1
+        }
+        guard index < bytes.count else { return nil }
+        if hasEscape { return readString().map(MemberName.unescaped) }
+        position = index + 1
+        return .bytes(UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+    }
+
     private mutating func find(_ path: ArraySlice<String>) -> JSONScalar? {
         skipSpace()
         guard let name = path.first else { return readScalar() }

@@ -27,12 +27,18 @@ final class OrderedIndex<K: IndexKey> {
     }
 
     private static var chunkLimit: Int { 512 }
-    private var chunks: [Chunk] = []
+    // Unchecked exclusivity: an index is only used under the mutex of its ``CollectionIndexes``,
+    // and the run-time checks cost more than the work of an insert.
+    @exclusivity(unchecked) private var chunks: [Chunk] = []
+    /// The last element of each chunk, in chunk order: the binary search for a chunk reads these
+    /// two contiguous arrays instead of one heap block per chunk probed (a cache miss each).
+    @exclusivity(unchecked) private var lastKeys: [K] = []
+    @exclusivity(unchecked) private var lastIDs: [UInt32] = []
     /// The value of each ID's entry, valid where `present` has the ID's bit: a value and a bit per
     /// entry instead of an optional, which would take twice the bytes.
-    private var values: [K] = []
-    private var present: [UInt64] = []
-    private(set) var count = 0
+    @exclusivity(unchecked) private var values: [K] = []
+    @exclusivity(unchecked) private var present: [UInt64] = []
+    @exclusivity(unchecked) private(set) var count = 0
     let table: KeyTable
 
     init(table: KeyTable) { self.table = table }
@@ -82,6 +88,8 @@ final class OrderedIndex<K: IndexKey> {
         count += 1
         guard !chunks.isEmpty else {
             chunks = [Chunk(keys: [value], ids: [id])]
+            lastKeys = [value]
+            lastIDs = [id]
             return
         }
         // The first chunk whose last element is not before the new one (else the last chunk).
@@ -89,8 +97,7 @@ final class OrderedIndex<K: IndexKey> {
         var high = chunks.count - 1
         while low < high {
             let middle = (low + high) / 2
-            let chunk = chunks[middle]
-            if less(chunk.keys[chunk.keys.count - 1], chunk.ids[chunk.ids.count - 1], value, id) {
+            if less(lastKeys[middle], lastIDs[middle], value, id) {
                 low = middle + 1
             } else {
                 high = middle
@@ -105,7 +112,18 @@ final class OrderedIndex<K: IndexKey> {
             chunks[low].keys.removeSubrange(half...)
             chunks[low].ids.removeSubrange(half...)
             chunks.insert(upper, at: low + 1)
+            lastKeys.insert(K.placeholder, at: low + 1)
+            lastIDs.insert(0, at: low + 1)
+            updateLast(low + 1)
         }
+        updateLast(low)
+    }
+
+    /// Copies the last element of chunk `index` (which is not empty) to the chunks' last elements.
+    private func updateLast(_ index: Int) {
+        let chunk = chunks[index]
+        lastKeys[index] = chunk.keys[chunk.keys.count - 1]
+        lastIDs[index] = chunk.ids[chunk.ids.count - 1]
     }
 
     private func remove(_ value: K, _ id: UInt32) {
@@ -115,7 +133,13 @@ final class OrderedIndex<K: IndexKey> {
         count -= 1
         chunks[position.chunk].keys.remove(at: position.offset)
         chunks[position.chunk].ids.remove(at: position.offset)
-        if chunks[position.chunk].keys.isEmpty { chunks.remove(at: position.chunk) }
+        if chunks[position.chunk].keys.isEmpty {
+            chunks.remove(at: position.chunk)
+            lastKeys.remove(at: position.chunk)
+            lastIDs.remove(at: position.chunk)
+        } else {
+            updateLast(position.chunk)
+        }
     }
 
     /// The first offset in chunk `index` whose element satisfies `isAtOrAfter` (a predicate that is
@@ -138,8 +162,7 @@ final class OrderedIndex<K: IndexKey> {
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            let chunk = chunks[middle]
-            if isAtOrAfter(chunk.keys[chunk.keys.count - 1], chunk.ids[chunk.ids.count - 1]) {
+            if isAtOrAfter(lastKeys[middle], lastIDs[middle]) {
                 high = middle
             } else {
                 low = middle + 1
@@ -210,10 +233,23 @@ final class OrderedIndex<K: IndexKey> {
     }
 
     /// Fills an empty index with `elements` (each ID once) by one sort instead of one insert each:
-    /// what building an index at open costs.
+    /// what building an index at open costs. The sort reads only the elements: each carries the
+    /// first 8 bytes of its key as an integer, so only elements with equal values and equal key
+    /// prefixes look their keys up (elements given in ID order, as at open, read the keys in order).
     func load(_ elements: [(value: K, id: UInt32)]) {
         precondition(count == 0, "load fills an empty index")
-        let sorted = elements.sorted { less($0.value, $0.id, $1.value, $1.id) }
+        if let highest = elements.lazy.map(\.id).max() {
+            values.reserveCapacity(Int(highest) + 1)
+            present.reserveCapacity(Int(highest) / 64 + 1)
+        }
+        for element in elements { store(element.value, for: element.id) }
+        let table = self.table
+        var sorted = elements.map { (value: $0.value, prefix: Self.prefix(of: table.key(of: $0.id)), id: $0.id) }
+        sorted.sort { a, b in
+            if a.value != b.value { return a.value < b.value }
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return table.key(of: a.id).utf8.lexicographicallyPrecedes(table.key(of: b.id).utf8)
+        }
         // Chunks seven-eighths full, so that later inserts seldom split one.
         let size = Self.chunkLimit * 7 / 8
         chunks.reserveCapacity(sorted.count / size + 1)
@@ -222,10 +258,24 @@ final class OrderedIndex<K: IndexKey> {
             let end = min(start + size, sorted.count)
             let slice = sorted[start..<end]
             chunks.append(Chunk(keys: slice.map(\.value), ids: slice.map(\.id)))
+            lastKeys.append(sorted[end - 1].value)
+            lastIDs.append(sorted[end - 1].id)
             start = end
         }
-        for element in sorted { store(element.value, for: element.id) }
         count = sorted.count
+    }
+
+    /// The first 8 bytes of `key`'s UTF-8, big-endian, zero-padded: integers ordered as the keys
+    /// are, except that keys with equal prefixes may differ (then the keys themselves decide).
+    private static func prefix(of key: String) -> UInt64 {
+        var prefix: UInt64 = 0
+        var length = 0
+        for byte in key.utf8 {
+            guard length < 8 else { break }
+            prefix = prefix << 8 | UInt64(byte)
+            length += 1
+        }
+        return length == 0 ? 0 : prefix << UInt64(8 * (8 - length))
     }
 
     /// The first two IDs with the same value, in an index loaded by ``load(_:)`` (for unique indexes).
@@ -243,6 +293,8 @@ final class OrderedIndex<K: IndexKey> {
     /// Drops every element.
     func removeAll() {
         chunks = []
+        lastKeys = []
+        lastIDs = []
         values = []
         present = []
         count = 0

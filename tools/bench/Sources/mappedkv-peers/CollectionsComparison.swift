@@ -139,8 +139,8 @@ struct CollectionsComparison {
     /// The resident memory with the store open as plain MappedKV (its records loaded, no index),
     /// and that handle: a collection store opened next shares the loaded records, so what it adds
     /// is the indexes.
-    /// The heap bytes in use (glibc's `mallinfo2().uordblks`): memory held, not memory freed but kept
-    /// by the allocator, which resident-set figures would count.
+    /// The heap bytes in use (glibc's `mallinfo2()`: the arena's and the mmapped blocks'): memory
+    /// held, not memory freed but kept by the allocator, which resident-set figures would count.
     static func heapInUse() -> Int { Int(bench_heap_in_use()) }
 
     private func plainResident(_ directory: String) throws -> (Int, MappedKV) {
@@ -179,7 +179,8 @@ struct CollectionsComparison {
         let bytes = samples.isEmpty ? .nan : Statistics.median(samples)
         text += "\nMappedKVCollections index memory: \(String(format: "%.1f", bytes)) bytes per index entry "
         text += "(heap bytes in use that a collection store adds over the same store opened plain, glibc's "
-        text += "mallinfo2, over 2 x the entries; the key table shared by the two indexes included).\n"
+        text += "mallinfo2, arena and mmapped blocks, over 2 x the entries; the key table shared by the two indexes "
+        text += "included).\n"
         return text
     }
 }

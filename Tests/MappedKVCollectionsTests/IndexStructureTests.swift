@@ -1,0 +1,108 @@
+import Testing
+
+@testable import MappedKVCollections
+
+/// The in-memory structures under the indexes, against plain Swift models: the key table's hash
+/// table of IDs (assign, release, growth, loading) and an ordered index's chunks (load, then
+/// inserts, moves and removals across chunk splits), with many equal values so keys break ties.
+@Suite("Index structures")
+struct IndexStructureTests {
+    @Test("the key table gives each key one ID until it is released, through growth and removals")
+    func keyTableAgreesWithADictionary() {
+        var generator = SystemRandomNumberGenerator()
+        let table = KeyTable()
+        table.load((0..<300).map { "k\($0)" })
+        var model: [String: UInt32] = [:]
+        for id in 0..<300 { model["k\(id)"] = UInt32(id) }
+        for step in 0..<20_000 {
+            let key = "k\(Int.random(in: 0..<3_000, using: &generator))"
+            if Bool.random(using: &generator) || step < 2_000 {
+                let id = table.assign(key)
+                if let known = model[key] { #expect(id == known) }
+                model[key] = id
+            } else {
+                table.release(key)
+                model[key] = nil
+            }
+            if step % 1_000 == 0 {
+                #expect(table.count == model.count)
+                for (key, id) in model {
+                    #expect(table.id(of: key) == id)
+                    #expect(table.key(of: id) == key)
+                }
+                #expect(Set(table.assignedKeys) == Set(model.keys))
+                #expect(Set(model.values).count == model.count)
+            }
+        }
+        for key in (0..<3_000).map({ "k\($0)" }) { #expect(table.id(of: key) == model[key]) }
+    }
+
+    @Test("an ordered index stays sorted by (value, key) through loads, inserts, moves and removals")
+    func orderedIndexAgreesWithASortedArray() {
+        var generator = SystemRandomNumberGenerator()
+        let table = KeyTable()
+        // Keys sharing their first 8 bytes, so that the load's sort must compare whole keys.
+        let keys = (0..<2_000).map { "samepref\($0)" } + (0..<2_000).map { "k\($0)" }
+        table.load(keys)
+        let index = OrderedIndex<Int64>(table: table)
+        var model: [UInt32: Int64] = [:]
+        var loaded: [(value: Int64, id: UInt32)] = []
+        for id in 0..<UInt32(keys.count) where id % 3 != 0 {
+            let value = Int64.random(in: 0..<50, using: &generator)
+            loaded.append((value, id))
+            model[id] = value
+        }
+        index.load(loaded)
+        for step in 0..<6_000 {
+            let id = UInt32.random(in: 0..<UInt32(keys.count), using: &generator)
+            let value: Int64? = step % 5 == 0 ? nil : Int64.random(in: 0..<50, using: &generator)
+            index.set(value, for: id)
+            model[id] = value
+            if step % 500 == 0 { check(index, model, table) }
+        }
+        check(index, model, table)
+    }
+
+    @Test("reading several top-level members in one pass gives what reading each path gives")
+    func membersInOnePass() {
+        let documents = [
+            #"{"id":1,"likes":12,"posted":1700000000000,"title":"Post number 1"}"#,
+            #"{"likes":-3.5e2, "id": "x", "likes": 7}"#,
+            #"{"a":{"likes":1},"likes":[1,2],"posted":null,"id":true}"#,
+            #"{"li\u006bes":4,"posted":"2024-01-02T03:04:05Z"}"#,
+            #"{"id":1,"likes":2,"#,
+            #"{"id":{"x":[1,{"y":"}"}]},"likes":9}"#,
+            #"{"id":1 "likes":2}"#,
+            #"[1,2]"#, #""#, #"{}"#, #"{"posted":12.75,"id":-0}"#,
+        ]
+        let names = ["likes", "posted", "id", "likes", "absent"]
+        for document in documents {
+            let bytes = Array(document.utf8)
+            bytes.withUnsafeBytes { buffer in
+                let together = JSONPathScanner.scalars(ofMembers: names, in: buffer)
+                let oneByOne = names.map { JSONPathScanner.scalar(at: [$0], in: buffer) }
+                #expect(together == oneByOne, "\(document)")
+            }
+        }
+    }
+
+    private func check(_ index: OrderedIndex<Int64>, _ model: [UInt32: Int64], _ table: KeyTable) {
+        let expected = model.sorted { a, b in
+            a.value != b.value
+                ? a.value < b.value
+                : table.key(of: a.key).utf8.lexicographicallyPrecedes(
+                    table.key(of: b.key).utf8)
+        }
+        var walked: [UInt32] = []
+        index.forEachAscending(from: index.start, to: index.end) { _, id in
+            walked.append(id)
+            return true
+        }
+        #expect(walked == expected.map(\.key))
+        #expect(index.count == model.count)
+        for bound in [Int64(-1), 0, 7, 25, 49, 50] {
+            let from = index.position(atOrAfter: bound, inclusive: true)
+            #expect(index.distance(from: from, to: index.end) == model.values.filter { $0 >= bound }.count)
+        }
+    }
+}

@@ -152,23 +152,11 @@ struct JSONPathScanner {
     /// Reads a member name and tells whether it is `name`, comparing bytes (names with escapes are
     /// unescaped first); nil if the string is malformed.
     private mutating func readMemberName(equalTo name: String) -> Bool? {
-        let start = position + 1
-        var index = start
-        var hasEscape = false
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-            if bytes[index] == UInt8(ascii: "\\") {
-                hasEscape = true
-                index += 1
-            }
-            index += 1
+        switch readMemberName() {
+        case nil: return nil
+        case .bytes(let member): return member.elementsEqual(name.utf8)
+        case .unescaped(let member): return member == name
         }
-        guard index < bytes.count else { return nil }
-        if hasEscape {
-            guard let member = readString() else { return nil }
-            return member == name
-        }
-        position = index + 1
-        return UnsafeRawBufferPointer(rebasing: bytes[start..<index]).elementsEqual(name.utf8)
     }
 
     private mutating func skipSpace() {

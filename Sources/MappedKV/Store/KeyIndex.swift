@@ -55,8 +55,8 @@ struct KeyIndex {
     /// The tag bits that are the hash.
     static let hashMask: UInt32 = 0x7FFF_FFFF
 
-    /// The buckets; empty, or a power of two of them.
-    private var entries: [Entry] = []
+    /// The buckets; empty, or a power of two of them (read by the walks in KeyIndex+Walks.swift).
+    private(set) var entries: [Entry] = []
     /// How far a hash is shifted right to give its home bucket: 31 minus log2 of the bucket count
     /// (set wherever ``entries`` is replaced).
     private var homeShift: UInt32 = 31
@@ -133,7 +133,7 @@ struct KeyIndex {
 
     /// The slot a bucket points to.
     @inline(__always)
-    private static func slot(of entry: Entry, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
+    static func slot(of entry: Entry, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         slot(ofRecordAt: entry.recordStart, repaired: entry.isRepaired, in: mirror)
     }
 
@@ -412,13 +412,6 @@ struct KeyIndex {
         }
     }
 
-    /// Calls `body` with every slot of `mirror`, in no particular order.
-    func forEachSlot(in mirror: UnsafeRawBufferPointer, _ body: (ValueSlot) throws -> Void) rethrows {
-        for entry in entries where !entry.isEmpty {
-            if let slot = Self.slot(of: entry, in: mirror) { try body(slot) }
-        }
-    }
-
     /// Reads the home bucket of each hash, so that the buckets are in the cache when the keys are
     /// filed: the reads do not depend on each other, so the processor has them all in flight at
     /// once instead of waiting for one cache miss per record.
@@ -431,51 +424,5 @@ struct KeyIndex {
         }
         // Stored, so that the compiler keeps the reads.
         touchedSum = sum
-    }
-
-    /// Calls `body` with where each key's record starts, in no particular order.
-    func forEachRecordStart(_ body: (Int) -> Void) {
-        for entry in entries where !entry.isEmpty { body(entry.recordStart) }
-    }
-
-    /// Calls `body` with every slot of `mirror` in the order of the records in the file, so that
-    /// a walk reads the mirror forwards (which the processor prefetches) instead of jumping to a
-    /// random record each time: the record starts are sorted first, four to eight bytes each.
-    func forEachSlotInFileOrder(in mirror: UnsafeRawBufferPointer, _ body: (ValueSlot) throws -> Void) rethrows {
-        var words: [UInt64] = []
-        words.reserveCapacity(count)
-        var largest: UInt64 = 0
-        for entry in entries where !entry.isEmpty {
-            let word = UInt64(entry.recordStart) << 1 | (entry.isRepaired ? 1 : 0)
-            words.append(word)
-            largest = Swift.max(largest, word)
-        }
-        RadixSort.sort(&words, byBits: 0..<(64 - largest.leadingZeroBitCount))
-        for word in words {
-            if let slot = Self.slot(ofRecordAt: Int(word >> 1), repaired: word & 1 != 0, in: mirror) { try body(slot) }
-        }
-    }
-
-    /// Every slot of `mirror`, in no particular order.
-    func slots(in mirror: UnsafeRawBufferPointer) -> [ValueSlot] {
-        var result: [ValueSlot] = []
-        result.reserveCapacity(count)
-        forEachSlot(in: mirror) { result.append($0) }
-        return result
-    }
-
-    /// The longest run of occupied buckets (a probe never visits more); for tests.
-    var longestRun: Int {
-        var longest = 0
-        var current = 0
-        for entry in entries + entries {  // twice round, for a run that wraps
-            if entry.isEmpty {
-                current = 0
-            } else {
-                current += 1
-                longest = max(longest, current)
-            }
-        }
-        return min(longest, entries.count)
     }
 }

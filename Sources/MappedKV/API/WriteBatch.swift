@@ -38,7 +38,7 @@ extension MappedKV {
             guard isActive else { throw .closed("the batch has ended: use it only inside MappedKV.batch") }
         }
 
-        /// Stores `value` under `key`, replacing any previous value (as ``MappedKV/set(_:forKey:)``).
+        /// Stores `value` under `key`, replacing any previous value (as ``MappedKV/set(_:forKey:)-(V,_)``).
         ///
         /// - Throws: ``MappedKVError/invalidKey(_:)`` for an empty key or one over 16 KiB.
         public func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws(MappedKVError) {
@@ -47,7 +47,7 @@ extension MappedKV {
         }
 
         /// Stores `value` under `key`, to expire `duration` after the batch commits (whole
-        /// seconds, rounded up; `.zero` means never), as ``MappedKV/set(_:forKey:expiresAfter:)``.
+        /// seconds, rounded up; `.zero` means never), as ``MappedKV/set(_:forKey:expiresAfter:)-497vm``.
         /// Key expiry must be on when the batch commits, or the whole batch throws
         /// ``MappedKVError/invalidArgument(_:)`` and nothing is written.
         public func set<V: PayloadCodable & Sendable>(

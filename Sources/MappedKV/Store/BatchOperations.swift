@@ -18,6 +18,10 @@ struct BatchOperations {
         /// Seconds until the value expires (0: never; nil: the store's default). Only a set made
         /// with an explicit lifetime has one; it needs key expiry on when the batch commits.
         var expiresAfter: UInt32?
+        /// The absolute expiry time to store (0: never), for a value copied with its time
+        /// (``StoreCore/setPayloads(_:)``); used only when key expiry is on, and before
+        /// ``expiresAfter``.
+        var expiresAt: UInt32? = nil
 
         var isRemove: Bool { payloadLength == 0 }
     }
@@ -45,6 +49,20 @@ struct BatchOperations {
         }
         operations.append(
             Operation(key: key, payloadStart: start, payloadLength: length, expiresAfter: expiresAfter))
+    }
+
+    /// Records a set of `key` to the encoded `payload`, to be stored with the absolute expiry time
+    /// `expiresAt` when key expiry is on (nil: the store's default lifetime).
+    mutating func recordSet(payload: [UInt8], forKey key: String, expiresAt: UInt32?) throws(MappedKVError) {
+        try StoreCore.validate(key: key)
+        guard !payload.isEmpty else {
+            throw .invalidArgument("an empty payload for '\(key)' would be read as a deletion")
+        }
+        operations.append(
+            Operation(
+                key: key, payloadStart: payloads.count, payloadLength: payload.count, expiresAfter: nil,
+                expiresAt: expiresAt))
+        payloads.append(contentsOf: payload)
     }
 
     /// Records a removal of `key`.

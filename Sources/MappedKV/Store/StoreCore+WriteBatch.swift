@@ -96,8 +96,10 @@ extension StoreCore {
                         from: payloads.baseAddress! + operation.payloadStart, byteCount: operation.payloadLength)
                     offset += operation.payloadLength
                     if suffixLength > 0 {
-                        let expiry = ExpirySuffix.expiration(
-                            now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
+                        let expiry =
+                            operation.expiresAt
+                            ?? ExpirySuffix.expiration(
+                                now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
                         base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
                         offset += ExpirySuffix.length
                     }

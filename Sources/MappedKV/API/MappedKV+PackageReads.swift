@@ -7,6 +7,8 @@ extension MappedKV {
     /// one call under the store's lock: every payload is from the same state of the store.
     package func payloads(forKeys keys: [String]) throws(MappedKVError) -> [[UInt8]?] {
         try withCore { (core) throws(MappedKVError) -> [[UInt8]?] in
+            try core.prepareRead()
+            core.touchRecords(forKeys: keys)
             var payloads: [[UInt8]?] = []
             payloads.reserveCapacity(keys.count)
             for key in keys { payloads.append(try core.payload(forKey: key)) }
@@ -23,6 +25,7 @@ extension MappedKV {
     ) throws(MappedKVError) {
         try withCore { (core) throws(MappedKVError) in
             try core.prepareRead()
+            core.touchRecords(forKeys: keys)
             core.mirror.withUnsafeBytes { bytes in
                 for (position, key) in keys.enumerated() {
                     let range = core.liveValueRange(forKey: key)

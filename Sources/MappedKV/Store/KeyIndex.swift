@@ -69,8 +69,9 @@ struct KeyIndex {
     private(set) var recordBytes = 0
     /// Hashes keys for this table (its seed is this table's own).
     let hasher: KeyHasher
-    /// The sum of the buckets ``touchHomes(of:)`` last read; nothing reads it.
-    private var touchedSum: UInt32 = 0
+    /// The sum of what ``touchHomes(of:)`` or ``touchRecords(ofHashes:in:)`` last read; nothing
+    /// reads it (it is stored so that the compiler keeps the reads).
+    var touchedSum: UInt32 = 0
 
     /// An empty index with room for `minimumCapacity` keys before it grows.
     init(minimumCapacity: Int = 0, hasher: KeyHasher = KeyHasher()) {
@@ -88,7 +89,7 @@ struct KeyIndex {
 
     /// The bucket where the probe for `hash` starts: its top bits.
     @inline(__always)
-    private func home(_ hash: UInt32) -> Int {
+    func home(_ hash: UInt32) -> Int {
         Int(truncatingIfNeeded: hash &>> homeShift)
     }
 
@@ -410,19 +411,5 @@ struct KeyIndex {
                 buckets[position].location = UInt32(truncatingIfNeeded: start + 1)
             }
         }
-    }
-
-    /// Reads the home bucket of each hash, so that the buckets are in the cache when the keys are
-    /// filed: the reads do not depend on each other, so the processor has them all in flight at
-    /// once instead of waiting for one cache miss per record.
-    mutating func touchHomes(of hashes: UnsafeBufferPointer<UInt32>) {
-        guard !entries.isEmpty else { return }
-        let shift = homeShift
-        var sum: UInt32 = 0
-        entries.withUnsafeBufferPointer { buckets in
-            for hash in hashes { sum &+= buckets[Int(truncatingIfNeeded: hash &>> shift)].location }
-        }
-        // Stored, so that the compiler keeps the reads.
-        touchedSum = sum
     }
 }

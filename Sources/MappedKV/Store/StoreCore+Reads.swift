@@ -150,6 +150,16 @@ extension StoreCore {
         return index.repairedCount > 0 ? repairedSlot(forKey: key) : nil
     }
 
+    /// Brings the bucket and record of each key of `keys` into the cache, all at once, before they
+    /// are looked up one by one (see ``KeyIndex/touchRecords(ofHashes:in:)``).
+    func touchRecords(forKeys keys: [String]) {
+        guard keys.count > 1, !index.isEmpty else { return }
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: keys.count) { hashes in
+            for (position, key) in keys.enumerated() { hashes[position] = Self.withBytes(of: key) { index.hash($0) } }
+            mirror.withUnsafeBytes { index.touchRecords(ofHashes: UnsafeBufferPointer(hashes), in: $0) }
+        }
+    }
+
     /// The slot of a key that is not UTF-8 and whose repair is `key` (out of line: the rare path).
     @inline(never)
     private func repairedSlot(forKey key: String) -> ValueSlot? {

@@ -202,12 +202,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
             var to = upper.map { ordered.position(atOrAfter: $0.0, inclusive: !$0.1) } ?? ordered.end
             if let cursor, let cursorKey {
                 // Entries strictly before (value, key): the position of the first at or after it.
-                let atCursor =
-                    ordered.firstPosition { element, id in
-                        element != cursorKey
-                            ? element > cursorKey
-                            : !ordered.table.key(of: id).utf8.lexicographicallyPrecedes(cursor.key.utf8)
-                    } ?? ordered.end
+                let atCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key)
                 if atCursor.chunk < to.chunk || (atCursor.chunk == to.chunk && atCursor.offset < to.offset) {
                     to = atCursor
                 }

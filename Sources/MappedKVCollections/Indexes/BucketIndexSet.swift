@@ -165,11 +165,19 @@ final class BucketIndexSet: @unchecked Sendable {
             let own = query.conditions.filter { $0.indexName == orderName }
             let others = query.conditions.filter { $0.indexName != orderName }
             let cursorRow = query.limit.map { $0 - 1 }
-            result.reserveCapacity(min(want, 64))
+            // The IDs first, then their keys: the key reads (a cache miss each in a large bucket)
+            // do not wait on the walk, and are in flight together.
+            var ids: [UInt32] = []
+            ids.reserveCapacity(min(want, 64))
             order.walk(own, descending: query.descending, after: query.after) { id in
                 guard others.isEmpty || meetsAll(id, others) else { return true }
-                result.append((table.key(of: id), result.count == cursorRow ? order.value(of: id) : nil))
-                return result.count < want
+                ids.append(id)
+                return ids.count < want
+            }
+            table.touchKeys(of: ids)
+            result.reserveCapacity(ids.count)
+            for (row, id) in ids.enumerated() {
+                result.append((table.key(of: id), row == cursorRow ? order.value(of: id) : nil))
             }
             return result
         }

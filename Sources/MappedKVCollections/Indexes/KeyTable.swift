@@ -4,22 +4,35 @@
 // linear probe from its key's hash finds it before any empty slot.
 //
 // The keys are kept once, in `keys`; the hash table from key to ID is an open-addressing array of
-// 4-byte IDs (not a `[String: UInt32]`, which would hold a second copy of every key and take about
-// 40 bytes an entry): at a million entries it takes 8 MiB instead of 42.
+// 8-byte slots, each an ID and 32 bits of its key's hash (not a `[String: UInt32]`, which would hold
+// a second copy of every key and take about 40 bytes an entry): at a million entries it takes
+// 16 MiB instead of 42. The hash bits let a probe pass other keys' slots without reading their keys
+// (a cache miss each in a large table).
 
 /// The keys of a bucket's indexed entries and their IDs.
 final class KeyTable {
     // Unchecked exclusivity: a table is only used under the mutex of its ``CollectionIndexes``.
     @exclusivity(unchecked) private(set) var keys: [String] = []
-    /// Each slot is an ID + 1, or 0 when empty; the slot count is a power of two, at most 3/4 used.
-    @exclusivity(unchecked) private var slots: [UInt32] = []
+    /// Each slot is the key's 32 hash bits over its ID + 1, or 0 when empty; the slot count is a
+    /// power of two, at most 3/4 used.
+    @exclusivity(unchecked) private var slots: [UInt64] = []
     @exclusivity(unchecked) private var free: [UInt32] = []
 
     /// The number of keys with an ID.
     private(set) var count = 0
 
     /// Every key with an ID, in no particular order.
-    var assignedKeys: [String] { slots.compactMap { $0 == 0 ? nil : keys[Int($0 - 1)] } }
+    var assignedKeys: [String] { slots.compactMap { $0 == 0 ? nil : keys[Self.index(of: $0)] } }
+
+    /// The index in `keys` of an occupied slot's ID.
+    @inline(__always)
+    private static func index(of slot: UInt64) -> Int { Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1 }
+
+    /// The slot for `id` of a key whose hash is `hash`.
+    @inline(__always)
+    private static func slot(_ id: UInt32, hash: Int) -> UInt64 {
+        UInt64(truncatingIfNeeded: hash) << 32 | (UInt64(id) + 1)
+    }
 
     /// The ID of `key`, if it has one.
     func id(of key: String) -> UInt32? {
@@ -30,6 +43,24 @@ final class KeyTable {
 
     /// The key of an assigned ID.
     func key(of id: UInt32) -> String { keys[Int(id)] }
+
+    /// The sum of what ``touchKeys(of:)`` last read; nothing reads it (it is stored so that the
+    /// compiler keeps the reads).
+    private var touchedSum: UInt64 = 0
+
+    /// Reads the keys of `ids` (each an assigned ID) so that they are in the cache for the
+    /// ``key(of:)`` calls that follow: the reads do not depend on each other, so a page of keys
+    /// costs about one cache miss instead of one each.
+    func touchKeys(of ids: [UInt32]) {
+        var sum: UInt64 = 0
+        keys.withUnsafeBytes { bytes in
+            let stride = MemoryLayout<String>.stride
+            for id in ids where (Int(id) + 1) * stride <= bytes.count {
+                sum &+= bytes.loadUnaligned(fromByteOffset: Int(id) * stride, as: UInt64.self)
+            }
+        }
+        touchedSum = sum
+    }
 
     /// The ID of `key`, assigned if it has none.
     func assign(_ key: String) -> UInt32 {
@@ -44,7 +75,7 @@ final class KeyTable {
             id = UInt32(keys.count)
             keys.append(key)
         }
-        slots[slot] = id + 1
+        slots[slot] = Self.slot(id, hash: key.hashValue)
         count += 1
         return id
     }
@@ -59,9 +90,10 @@ final class KeyTable {
         let mask = slots.count - 1
         for (id, key) in keys.enumerated() {
             // Distinct keys: the first empty slot of the probe is the key's, no comparison needed.
-            var slot = key.hashValue & mask
+            let hash = key.hashValue
+            var slot = hash & mask
             while slots[slot] != 0 { slot = (slot + 1) & mask }
-            slots[slot] = UInt32(id) + 1
+            slots[slot] = Self.slot(UInt32(id), hash: hash)
         }
         count = keys.count
     }
@@ -89,11 +121,15 @@ final class KeyTable {
     /// The ID of `key` and its slot, or nil and the empty slot where it would go.
     private func find(_ key: String) -> (UInt32?, Int) {
         let mask = slots.count - 1
-        var slot = key.hashValue & mask
+        let hash = key.hashValue
+        let tag = UInt64(truncatingIfNeeded: hash) << 32
+        var slot = hash & mask
         while true {
             let stored = slots[slot]
             if stored == 0 { return (nil, slot) }
-            if keys[Int(stored - 1)] == key { return (stored - 1, slot) }
+            if stored & 0xFFFF_FFFF_0000_0000 == tag, keys[Self.index(of: stored)] == key {
+                return (UInt32(Self.index(of: stored)), slot)
+            }
             slot = (slot + 1) & mask
         }
     }
@@ -105,7 +141,8 @@ final class KeyTable {
         var hole = slot
         var next = (slot + 1) & mask
         while slots[next] != 0 {
-            let home = keys[Int(slots[next] - 1)].hashValue & mask
+            // The slot's hash bits are the low 32 of its key's hash: enough for a home under 2^32 slots.
+            let home = Int(truncatingIfNeeded: slots[next] >> 32) & mask
             // The entry may move to the hole unless its home lies cyclically in (hole, next].
             let homeAfterHole = (home &- hole) & mask
             let nextAfterHole = (next &- hole) & mask
@@ -124,7 +161,7 @@ final class KeyTable {
         slots = Array(repeating: 0, count: slotCount)
         let mask = slotCount - 1
         for stored in old where stored != 0 {
-            var slot = keys[Int(stored - 1)].hashValue & mask
+            var slot = Int(truncatingIfNeeded: stored >> 32) & mask
             while slots[slot] != 0 { slot = (slot + 1) & mask }
             slots[slot] = stored
         }

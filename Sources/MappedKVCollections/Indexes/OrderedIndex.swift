@@ -1,7 +1,9 @@
 // One secondary index in memory: every indexed entry's value with the entry's ID, kept in order of
 // (value, key) in chunks of a few hundred, so that an insert or a removal shifts one chunk, a range
 // is found by two binary searches, and a count adds chunk sizes. The invariant: the chunks, read in
-// order, are sorted by (value, key bytes) and hold exactly the entries whose `values[id]` is set.
+// order, are sorted by (value, key bytes) and hold exactly the entries whose `values[id]` is set;
+// beside each element lies the first 8 bytes of its key (`KeyPrefix`), so that elements with equal
+// values are ordered without reading their keys unless those 8 bytes are equal too.
 
 /// A value type an index orders by.
 protocol IndexKey: Comparable {
@@ -17,7 +19,15 @@ protocol IndexKey: Comparable {
 final class OrderedIndex<K: IndexKey> {
     private struct Chunk {
         var keys: [K]
+        var prefixes: [UInt64]
         var ids: [UInt32]
+    }
+
+    /// One element: an entry's value, the first 8 bytes of its key, its ID.
+    struct Element {
+        var value: K
+        var prefix: UInt64
+        var id: UInt32
     }
 
     /// Where an element is: chunk and offset within it.
@@ -26,13 +36,14 @@ final class OrderedIndex<K: IndexKey> {
         var offset: Int
     }
 
-    private static var chunkLimit: Int { 512 }
+    private static var chunkLimit: Int { 256 }
     // Unchecked exclusivity: an index is only used under the mutex of its ``CollectionIndexes``,
     // and the run-time checks cost more than the work of an insert.
     @exclusivity(unchecked) private var chunks: [Chunk] = []
     /// The last element of each chunk, in chunk order: the binary search for a chunk reads these
     /// two contiguous arrays instead of one heap block per chunk probed (a cache miss each).
     @exclusivity(unchecked) private var lastKeys: [K] = []
+    @exclusivity(unchecked) private var lastPrefixes: [UInt64] = []
     @exclusivity(unchecked) private var lastIDs: [UInt32] = []
     /// The value of each ID's entry, valid where `present` has the ID's bit: a value and a bit per
     /// entry instead of an optional, which would take twice the bytes.
@@ -68,27 +79,31 @@ final class OrderedIndex<K: IndexKey> {
         }
     }
 
-    /// Whether (a, aID) sorts before (b, bID): by value, then by key bytes.
-    private func less(_ a: K, _ aID: UInt32, _ b: K, _ bID: UInt32) -> Bool {
-        if a != b { return a < b }
-        return table.key(of: aID).utf8.lexicographicallyPrecedes(table.key(of: bID).utf8)
+    /// Whether `a` sorts before (b, its key's prefix, bID): by value, then by key bytes, read only
+    /// when the prefixes are equal.
+    private func less(_ a: Element, _ b: K, _ bPrefix: UInt64, _ bID: UInt32) -> Bool {
+        if a.value != b { return a.value < b }
+        if a.prefix != bPrefix { return a.prefix < bPrefix }
+        if a.id == bID { return false }
+        return table.key(of: a.id).utf8.lexicographicallyPrecedes(table.key(of: bID).utf8)
     }
 
     /// Sets the value of `id` (nil: not indexed), moving its element.
     func set(_ value: K?, for id: UInt32) {
-        if let old = self.value(of: id) {
-            if let value, value == old { return }
-            remove(old, id)
-        }
+        let old = self.value(of: id)
+        if let old, let value, value == old { return }
+        let prefix = KeyPrefix.of(table.key(of: id))
+        if let old { remove(old, prefix, id) }
         store(value, for: id)
-        if let value { insert(value, id) }
+        if let value { insert(value, prefix, id) }
     }
 
-    private func insert(_ value: K, _ id: UInt32) {
+    private func insert(_ value: K, _ prefix: UInt64, _ id: UInt32) {
         count += 1
         guard !chunks.isEmpty else {
-            chunks = [Chunk(keys: [value], ids: [id])]
+            chunks = [Chunk(keys: [value], prefixes: [prefix], ids: [id])]
             lastKeys = [value]
+            lastPrefixes = [prefix]
             lastIDs = [id]
             return
         }
@@ -97,22 +112,28 @@ final class OrderedIndex<K: IndexKey> {
         var high = chunks.count - 1
         while low < high {
             let middle = (low + high) / 2
-            if less(lastKeys[middle], lastIDs[middle], value, id) {
+            let last = Element(value: lastKeys[middle], prefix: lastPrefixes[middle], id: lastIDs[middle])
+            if less(last, value, prefix, id) {
                 low = middle + 1
             } else {
                 high = middle
             }
         }
-        let offset = firstOffset(in: low) { !self.less($0, $1, value, id) }
+        let offset = firstOffset(in: low) { !self.less($0, value, prefix, id) }
         chunks[low].keys.insert(value, at: offset)
+        chunks[low].prefixes.insert(prefix, at: offset)
         chunks[low].ids.insert(id, at: offset)
         if chunks[low].keys.count > Self.chunkLimit {
             let half = chunks[low].keys.count / 2
-            let upper = Chunk(keys: Array(chunks[low].keys[half...]), ids: Array(chunks[low].ids[half...]))
+            let upper = Chunk(
+                keys: Array(chunks[low].keys[half...]), prefixes: Array(chunks[low].prefixes[half...]),
+                ids: Array(chunks[low].ids[half...]))
             chunks[low].keys.removeSubrange(half...)
+            chunks[low].prefixes.removeSubrange(half...)
             chunks[low].ids.removeSubrange(half...)
             chunks.insert(upper, at: low + 1)
             lastKeys.insert(K.placeholder, at: low + 1)
+            lastPrefixes.insert(0, at: low + 1)
             lastIDs.insert(0, at: low + 1)
             updateLast(low + 1)
         }
@@ -123,19 +144,22 @@ final class OrderedIndex<K: IndexKey> {
     private func updateLast(_ index: Int) {
         let chunk = chunks[index]
         lastKeys[index] = chunk.keys[chunk.keys.count - 1]
+        lastPrefixes[index] = chunk.prefixes[chunk.prefixes.count - 1]
         lastIDs[index] = chunk.ids[chunk.ids.count - 1]
     }
 
-    private func remove(_ value: K, _ id: UInt32) {
-        guard let position = firstPosition(where: { !self.less($0, $1, value, id) }),
+    private func remove(_ value: K, _ prefix: UInt64, _ id: UInt32) {
+        guard let position = firstPosition(where: { !self.less($0, value, prefix, id) }),
             position.chunk < chunks.count, chunks[position.chunk].ids[position.offset] == id
         else { return }
         count -= 1
         chunks[position.chunk].keys.remove(at: position.offset)
+        chunks[position.chunk].prefixes.remove(at: position.offset)
         chunks[position.chunk].ids.remove(at: position.offset)
         if chunks[position.chunk].keys.isEmpty {
             chunks.remove(at: position.chunk)
             lastKeys.remove(at: position.chunk)
+            lastPrefixes.remove(at: position.chunk)
             lastIDs.remove(at: position.chunk)
         } else {
             updateLast(position.chunk)
@@ -144,25 +168,26 @@ final class OrderedIndex<K: IndexKey> {
 
     /// The first offset in chunk `index` whose element satisfies `isAtOrAfter` (a predicate that is
     /// false then true along the chunk), or the chunk's length.
-    private func firstOffset(in index: Int, _ isAtOrAfter: (K, UInt32) -> Bool) -> Int {
+    private func firstOffset(in index: Int, _ isAtOrAfter: (Element) -> Bool) -> Int {
         let chunk = chunks[index]
         var low = 0
         var high = chunk.keys.count
         while low < high {
             let middle = (low + high) / 2
-            if isAtOrAfter(chunk.keys[middle], chunk.ids[middle]) { high = middle } else { low = middle + 1 }
+            let element = Element(value: chunk.keys[middle], prefix: chunk.prefixes[middle], id: chunk.ids[middle])
+            if isAtOrAfter(element) { high = middle } else { low = middle + 1 }
         }
         return low
     }
 
     /// The position of the first element satisfying `isAtOrAfter` (monotone along the order), or
     /// the end position (`chunk == chunks.count`).
-    func firstPosition(where isAtOrAfter: (K, UInt32) -> Bool) -> Position? {
+    func firstPosition(where isAtOrAfter: (Element) -> Bool) -> Position? {
         var low = 0
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            if isAtOrAfter(lastKeys[middle], lastIDs[middle]) {
+            if isAtOrAfter(Element(value: lastKeys[middle], prefix: lastPrefixes[middle], id: lastIDs[middle])) {
                 high = middle
             } else {
                 low = middle + 1
@@ -174,13 +199,26 @@ final class OrderedIndex<K: IndexKey> {
 
     /// The position of the first element with a value not below `bound` (or above it, if not `inclusive`).
     func position(atOrAfter bound: K, inclusive: Bool) -> Position {
-        firstPosition { key, _ in inclusive ? key >= bound : key > bound } ?? end
+        firstPosition { inclusive ? $0.value >= bound : $0.value > bound } ?? end
     }
 
     /// The position just after (value, key) in the order.
     func position(after value: K, key: String) -> Position {
-        firstPosition { element, id in
-            element != value ? element > value : key.utf8.lexicographicallyPrecedes(table.key(of: id).utf8)
+        let prefix = KeyPrefix.of(key)
+        return firstPosition { element in
+            if element.value != value { return element.value > value }
+            if element.prefix != prefix { return element.prefix > prefix }
+            return key.utf8.lexicographicallyPrecedes(table.key(of: element.id).utf8)
+        } ?? end
+    }
+
+    /// The position of the first element not before (value, key) in the order.
+    func position(atOrAfter value: K, key: String) -> Position {
+        let prefix = KeyPrefix.of(key)
+        return firstPosition { element in
+            if element.value != value { return element.value > value }
+            if element.prefix != prefix { return element.prefix > prefix }
+            return !table.key(of: element.id).utf8.lexicographicallyPrecedes(key.utf8)
         } ?? end
     }
 
@@ -244,7 +282,7 @@ final class OrderedIndex<K: IndexKey> {
         }
         for element in elements { store(element.value, for: element.id) }
         let table = self.table
-        var sorted = elements.map { (value: $0.value, prefix: Self.prefix(of: table.key(of: $0.id)), id: $0.id) }
+        var sorted = elements.map { (value: $0.value, prefix: KeyPrefix.of(table.key(of: $0.id)), id: $0.id) }
         sorted.sort { a, b in
             if a.value != b.value { return a.value < b.value }
             if a.prefix != b.prefix { return a.prefix < b.prefix }
@@ -257,25 +295,13 @@ final class OrderedIndex<K: IndexKey> {
         while start < sorted.count {
             let end = min(start + size, sorted.count)
             let slice = sorted[start..<end]
-            chunks.append(Chunk(keys: slice.map(\.value), ids: slice.map(\.id)))
+            chunks.append(Chunk(keys: slice.map(\.value), prefixes: slice.map(\.prefix), ids: slice.map(\.id)))
             lastKeys.append(sorted[end - 1].value)
+            lastPrefixes.append(sorted[end - 1].prefix)
             lastIDs.append(sorted[end - 1].id)
             start = end
         }
         count = sorted.count
-    }
-
-    /// The first 8 bytes of `key`'s UTF-8, big-endian, zero-padded: integers ordered as the keys
-    /// are, except that keys with equal prefixes may differ (then the keys themselves decide).
-    private static func prefix(of key: String) -> UInt64 {
-        var prefix: UInt64 = 0
-        var length = 0
-        for byte in key.utf8 {
-            guard length < 8 else { break }
-            prefix = prefix << 8 | UInt64(byte)
-            length += 1
-        }
-        return length == 0 ? 0 : prefix << UInt64(8 * (8 - length))
     }
 
     /// The first two IDs with the same value, in an index loaded by ``load(_:)`` (for unique indexes).
@@ -294,6 +320,7 @@ final class OrderedIndex<K: IndexKey> {
     func removeAll() {
         chunks = []
         lastKeys = []
+        lastPrefixes = []
         lastIDs = []
         values = []
         present = []

@@ -61,8 +61,9 @@ public final class Bucket<Value: Sendable>: Sendable {
                 createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)
             // The index values, computed once: checked against the unique indexes, then applied.
             let (values, conflict) = indexes.state.withLock { state in
-                let values = state.buckets[name].map { $0.values(of: record, key: key) }
-                return (values, values.flatMap { state.buckets[name]?.uniqueConflict($0, key: key) })
+                let set = state.buckets[name]
+                let values = set.map { $0.values(of: record, key: key) }
+                return (values, values.flatMap { set?.uniqueConflict($0, key: key) })
             }
             if let conflict {
                 throw .uniqueConflict(bucket: name, index: conflict.index, key: key, existingKey: conflict.other)

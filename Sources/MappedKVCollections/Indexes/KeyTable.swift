@@ -37,8 +37,7 @@ final class KeyTable {
     /// The ID of `key`, if it has one.
     func id(of key: String) -> UInt32? {
         guard !slots.isEmpty else { return nil }
-        let (found, _) = find(key)
-        return found
+        return find(key, hash: key.hashValue).id
     }
 
     /// The key of an assigned ID.
@@ -65,7 +64,8 @@ final class KeyTable {
     /// The ID of `key`, assigned if it has none.
     func assign(_ key: String) -> UInt32 {
         if (count + 1) * 4 > slots.count * 3 { resize(to: max(16, slots.count * 2)) }
-        let (found, slot) = find(key)
+        let hash = key.hashValue
+        let (found, slot) = find(key, hash: hash)
         if let found { return found }
         let id: UInt32
         if let reused = free.popLast() {
@@ -75,7 +75,7 @@ final class KeyTable {
             id = UInt32(keys.count)
             keys.append(key)
         }
-        slots[slot] = Self.slot(id, hash: key.hashValue)
+        slots[slot] = Self.slot(id, hash: hash)
         count += 1
         return id
     }
@@ -101,7 +101,7 @@ final class KeyTable {
     /// Forgets `key`; its ID may be given to another key.
     func release(_ key: String) {
         guard !slots.isEmpty else { return }
-        let (found, slot) = find(key)
+        let (found, slot) = find(key, hash: key.hashValue)
         guard let id = found else { return }
         removeSlot(slot)
         keys[Int(id)] = ""
@@ -118,10 +118,9 @@ final class KeyTable {
         return slots
     }
 
-    /// The ID of `key` and its slot, or nil and the empty slot where it would go.
-    private func find(_ key: String) -> (UInt32?, Int) {
+    /// The ID of `key` (whose hash is `hash`) and its slot, or nil and the empty slot where it would go.
+    private func find(_ key: String, hash: Int) -> (id: UInt32?, slot: Int) {
         let mask = slots.count - 1
-        let hash = key.hashValue
         let tag = UInt64(truncatingIfNeeded: hash) << 32
         var slot = hash & mask
         while true {

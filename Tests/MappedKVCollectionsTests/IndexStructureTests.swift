@@ -3,8 +3,9 @@ import Testing
 @testable import MappedKVCollections
 
 /// The in-memory structures under the indexes, against plain Swift models: the key table's hash
-/// table of IDs (assign, release, growth, loading) and an ordered index's chunks (load, then
-/// inserts, moves and removals across chunk splits), with many equal values so keys break ties.
+/// table of IDs (assign, release, growth, loading), the key prefixes that order elements, and an
+/// ordered index's chunks (load, then inserts, moves and removals across chunk splits), with many
+/// equal values so keys break ties.
 @Suite("Index structures")
 struct IndexStructureTests {
     @Test("the key table gives each key one ID until it is released, through growth and removals")
@@ -35,6 +36,24 @@ struct IndexStructureTests {
             }
         }
         for key in (0..<3_000).map({ "k\($0)" }) { #expect(table.id(of: key) == model[key]) }
+    }
+
+    @Test("a key's 8-byte prefix never orders two keys against their bytes")
+    func keyPrefixesKeepTheKeysOrder() {
+        var generator = SystemRandomNumberGenerator()
+        // Short, empty, multi-byte and NUL-bearing keys, many sharing their first bytes.
+        let pieces = ["", "a", "ab", "\u{0}", "é", "€", "🙂", "abcdefgh", "abcdefg\u{0}", "zz", "\u{7F}"]
+        let keys = (0..<2_000).map { _ in
+            (0..<Int.random(in: 0..<4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                .joined()
+        }
+        for _ in 0..<20_000 {
+            let a = keys.randomElement(using: &generator)!
+            let b = keys.randomElement(using: &generator)!
+            let (prefixA, prefixB) = (KeyPrefix.of(a), KeyPrefix.of(b))
+            if prefixA < prefixB { #expect(a.utf8.lexicographicallyPrecedes(b.utf8), "\(a) \(b)") }
+            if a.utf8.lexicographicallyPrecedes(b.utf8) { #expect(prefixA <= prefixB, "\(a) \(b)") }
+        }
     }
 
     @Test("an ordered index stays sorted by (value, key) through loads, inserts, moves and removals")

@@ -182,7 +182,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         if !descending {
             var from = lower.map { ordered.position(atOrAfter: $0.0, inclusive: $0.1) } ?? ordered.start
             if let cursor, let cursorKey {
-                let afterCursor = ordered.position(after: cursorKey, key: cursor.key)
+                let afterCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key, inclusive: false)
                 if afterCursor.chunk > from.chunk
                     || (afterCursor.chunk == from.chunk && afterCursor.offset > from.offset)
                 {
@@ -202,7 +202,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
             var to = upper.map { ordered.position(atOrAfter: $0.0, inclusive: !$0.1) } ?? ordered.end
             if let cursor, let cursorKey {
                 // Entries strictly before (value, key): the position of the first at or after it.
-                let atCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key)
+                let atCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key, inclusive: true)
                 if atCursor.chunk < to.chunk || (atCursor.chunk == to.chunk && atCursor.offset < to.offset) {
                     to = atCursor
                 }

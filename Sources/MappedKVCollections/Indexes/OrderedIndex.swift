@@ -41,7 +41,7 @@ final class OrderedIndex<K: IndexKey> {
     // and the run-time checks cost more than the work of an insert.
     @exclusivity(unchecked) private var chunks: [Chunk] = []
     /// The last element of each chunk, in chunk order: the binary search for a chunk reads these
-    /// two contiguous arrays instead of one heap block per chunk probed (a cache miss each).
+    /// three contiguous arrays instead of one heap block per chunk probed (a cache miss each).
     @exclusivity(unchecked) private var lastKeys: [K] = []
     @exclusivity(unchecked) private var lastPrefixes: [UInt64] = []
     @exclusivity(unchecked) private var lastIDs: [UInt32] = []
@@ -202,23 +202,16 @@ final class OrderedIndex<K: IndexKey> {
         firstPosition { inclusive ? $0.value >= bound : $0.value > bound } ?? end
     }
 
-    /// The position just after (value, key) in the order.
-    func position(after value: K, key: String) -> Position {
+    /// The position of the first element at or after (value, key) in the order (or after it, if
+    /// not `inclusive`).
+    func position(atOrAfter value: K, key: String, inclusive: Bool) -> Position {
         let prefix = KeyPrefix.of(key)
         return firstPosition { element in
             if element.value != value { return element.value > value }
             if element.prefix != prefix { return element.prefix > prefix }
-            return key.utf8.lexicographicallyPrecedes(table.key(of: element.id).utf8)
-        } ?? end
-    }
-
-    /// The position of the first element not before (value, key) in the order.
-    func position(atOrAfter value: K, key: String) -> Position {
-        let prefix = KeyPrefix.of(key)
-        return firstPosition { element in
-            if element.value != value { return element.value > value }
-            if element.prefix != prefix { return element.prefix > prefix }
-            return !table.key(of: element.id).utf8.lexicographicallyPrecedes(key.utf8)
+            let elementKey = table.key(of: element.id).utf8
+            return inclusive
+                ? !elementKey.lexicographicallyPrecedes(key.utf8) : key.utf8.lexicographicallyPrecedes(elementKey)
         } ?? end
     }
 

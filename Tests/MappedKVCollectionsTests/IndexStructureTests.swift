@@ -82,6 +82,41 @@ struct IndexStructureTests {
         check(index, model, table)
     }
 
+    @Test("an ordered index stays sorted as leaves and groups split, empty and are reused")
+    func orderedIndexThroughSplitsAndEmptiedNodes() {
+        var generator = SystemRandomNumberGenerator()
+        let table = KeyTable()
+        // Enough elements, inserted one by one, to split leaves and groups many times over; then
+        // most are removed, emptying whole leaves and groups, and the freed nodes are filled again.
+        let keys = (0..<30_000).map { "key\($0)" }
+        table.load(keys)
+        let index = OrderedIndex<Int64>(table: table)
+        var model: [UInt32: Int64] = [:]
+        let order = (0..<UInt32(keys.count)).shuffled(using: &generator)
+        for (step, id) in order.enumerated() {
+            let value = Int64.random(in: 0..<40, using: &generator)
+            index.set(value, for: id)
+            model[id] = value
+            if step % 7_500 == 0 { check(index, model, table) }
+        }
+        check(index, model, table)
+        for (step, id) in order.shuffled(using: &generator).prefix(28_000).enumerated() {
+            index.set(nil, for: id)
+            model[id] = nil
+            if step % 7_000 == 0 { check(index, model, table) }
+        }
+        check(index, model, table)
+        for id in order.prefix(10_000) {
+            let value = Int64.random(in: 0..<40, using: &generator)
+            index.set(value, for: id)
+            model[id] = value
+        }
+        check(index, model, table)
+        for id in order.prefix(10_000) { index.set(nil, for: id) }
+        for id in order.prefix(10_000) { model[id] = nil }
+        check(index, model, table)
+    }
+
     @Test("reading several top-level members in one pass gives what reading each path gives")
     func membersInOnePass() {
         let documents = [
@@ -119,9 +154,39 @@ struct IndexStructureTests {
         }
         #expect(walked == expected.map(\.key))
         #expect(index.count == model.count)
+        #expect(index.structureProblem() == nil)
         for bound in [Int64(-1), 0, 7, 25, 49, 50] {
             let from = index.position(atOrAfter: bound, inclusive: true)
             #expect(index.distance(from: from, to: index.end) == model.values.filter { $0 >= bound }.count)
+            let to = index.position(atOrAfter: bound + 10, inclusive: false)
+            let between = model.values.filter { $0 >= bound && $0 <= bound + 10 }.count
+            #expect(index.distance(from: from, to: to) == between)
+            var visited = 0
+            index.forEachAscending(from: from, to: to) { _, _ in
+                visited += 1
+                return true
+            }
+            #expect(visited == between)
+        }
+        var descending: [UInt32] = []
+        index.forEachDescending(from: index.start, to: index.end) { _, id in
+            descending.append(id)
+            return true
+        }
+        #expect(descending == expected.map(\.key).reversed())
+        // Positions at (value, key): the elements after each sampled one, counted both ways.
+        for (rank, element) in expected.enumerated() where rank % 97 == 0 {
+            let key = table.key(of: element.key)
+            let at = index.position(atOrAfter: element.value, key: key, inclusive: true)
+            let after = index.position(atOrAfter: element.value, key: key, inclusive: false)
+            #expect(index.distance(from: index.start, to: at) == rank)
+            #expect(index.distance(from: at, to: after) == 1)
+            var below: [UInt32] = []
+            index.forEachDescending(from: index.start, to: at) { _, id in
+                below.append(id)
+                return below.count < 3
+            }
+            #expect(below == expected[max(0, rank - 3)..<rank].map(\.key).reversed())
         }
     }
 }

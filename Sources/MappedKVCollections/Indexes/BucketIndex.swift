@@ -183,11 +183,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
             var from = lower.map { ordered.position(atOrAfter: $0.0, inclusive: $0.1) } ?? ordered.start
             if let cursor, let cursorKey {
                 let afterCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key, inclusive: false)
-                if afterCursor.chunk > from.chunk
-                    || (afterCursor.chunk == from.chunk && afterCursor.offset > from.offset)
-                {
-                    from = afterCursor
-                }
+                if afterCursor > from { from = afterCursor }
             }
             ordered.forEachAscending(from: from, to: ordered.end) { key, id in
                 if Self.isAbove(key, upper) { return false }
@@ -203,9 +199,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
             if let cursor, let cursorKey {
                 // Entries strictly before (value, key): the position of the first at or after it.
                 let atCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key, inclusive: true)
-                if atCursor.chunk < to.chunk || (atCursor.chunk == to.chunk && atCursor.offset < to.offset) {
-                    to = atCursor
-                }
+                if atCursor < to { to = atCursor }
             }
             ordered.forEachDescending(from: ordered.start, to: to) { key, id in
                 if Self.isBelow(key, lower) { return false }

@@ -1,9 +1,18 @@
 // One secondary index in memory: every indexed entry's value with the entry's ID, kept in order of
-// (value, key) in chunks of a few hundred, so that an insert or a removal shifts one chunk, a range
-// is found by two binary searches, and a count adds chunk sizes. The invariant: the chunks, read in
-// order, are sorted by (value, key bytes) and hold exactly the entries whose `values[id]` is set;
-// beside each element lies the first 8 bytes of its key (`KeyPrefix`), so that elements with equal
-// values are ordered without reading their keys unless those 8 bytes are equal too.
+// (value, key) in a tree of three levels: leaves of up to 64 elements, groups of up to 64 leaves,
+// and one flat array of the groups' last elements on top. The invariant: the leaves, read group by
+// group and slot by slot, are sorted by (value, key bytes) and hold exactly the entries whose
+// `values[id]` is set; each group slot holds its leaf's last element and each top slot its group's
+// last element; beside each element lies the first 8 bytes of its key (`KeyPrefix`), so that
+// elements with equal values are ordered without reading their keys unless those 8 bytes are equal.
+//
+// Why this shape: at a million entries an index is larger than the processor's caches, so what an
+// insert costs is the cache misses it waits for in turn. The top array (one element per ~3,000)
+// stays cached; a group's and a leaf's elements lie in a few consecutive cache lines each, read
+// all at once before their binary searches (`touch`), so an insert waits about twice (the group,
+// the leaf), where a binary search through a chunk of hundreds waited once a probe. Leaves and
+// groups live in pools (one array per field, a fixed number of slots per node), so a node costs no
+// allocation of its own, and a split moves at most half a node.
 
 /// A value type an index orders by.
 protocol IndexKey: Comparable {
@@ -17,12 +26,6 @@ protocol IndexKey: Comparable {
 
 /// The values of one index, ordered, with their entries' IDs.
 final class OrderedIndex<K: IndexKey> {
-    private struct Chunk {
-        var keys: [K]
-        var prefixes: [UInt64]
-        var ids: [UInt32]
-    }
-
     /// One element: an entry's value, the first 8 bytes of its key, its ID.
     struct Element {
         var value: K
@@ -30,26 +33,60 @@ final class OrderedIndex<K: IndexKey> {
         var id: UInt32
     }
 
-    /// Where an element is: chunk and offset within it.
-    struct Position: Equatable {
-        var chunk: Int
+    /// Where an element is: its group's place in the order, its leaf's slot in the group, and its
+    /// offset in the leaf. Positions order as their elements do; ``end`` is after every element.
+    struct Position: Comparable {
+        var group: Int
+        var slot: Int
         var offset: Int
+
+        static func < (a: Position, b: Position) -> Bool {
+            (a.group, a.slot, a.offset) < (b.group, b.slot, b.offset)
+        }
     }
 
-    private static var chunkLimit: Int { 256 }
+    /// Elements a leaf holds at most, and leaves a group holds at most. A node that fills up is
+    /// split in halves at once, so every node has room for one more.
+    static var leafCapacity: Int { 64 }
+    static var groupCapacity: Int { 64 }
+
     // Unchecked exclusivity: an index is only used under the mutex of its ``CollectionIndexes``,
     // and the run-time checks cost more than the work of an insert.
-    @exclusivity(unchecked) private var chunks: [Chunk] = []
-    /// The last element of each chunk, in chunk order: the binary search for a chunk reads these
-    /// three contiguous arrays instead of one heap block per chunk probed (a cache miss each).
-    @exclusivity(unchecked) private var lastKeys: [K] = []
-    @exclusivity(unchecked) private var lastPrefixes: [UInt64] = []
-    @exclusivity(unchecked) private var lastIDs: [UInt32] = []
+
+    /// The leaf pool: leaf `n` keeps its elements at `n * leafCapacity ..< n * leafCapacity + leafCounts[n]`
+    /// of the three element arrays.
+    @exclusivity(unchecked) var leafValues: [K] = []
+    @exclusivity(unchecked) var leafPrefixes: [UInt64] = []
+    @exclusivity(unchecked) var leafIDs: [UInt32] = []
+    @exclusivity(unchecked) var leafCounts: [Int32] = []
+    @exclusivity(unchecked) var freeLeaves: [Int32] = []
+
+    /// The group pool: group `n` keeps, for each of its `groupSizes[n]` leaves in order, the leaf's
+    /// number and its last element at `n * groupCapacity + slot`; `groupCounts[n]` counts the
+    /// elements in its leaves.
+    @exclusivity(unchecked) var groupLeaves: [Int32] = []
+    @exclusivity(unchecked) var groupValues: [K] = []
+    @exclusivity(unchecked) var groupPrefixes: [UInt64] = []
+    @exclusivity(unchecked) var groupIDs: [UInt32] = []
+    @exclusivity(unchecked) var groupSizes: [Int32] = []
+    @exclusivity(unchecked) var groupCounts: [Int] = []
+    @exclusivity(unchecked) var freeGroups: [Int32] = []
+
+    /// The top: the groups in order (their numbers in the pool) and each one's last element.
+    @exclusivity(unchecked) var topGroups: [Int32] = []
+    @exclusivity(unchecked) var topValues: [K] = []
+    @exclusivity(unchecked) var topPrefixes: [UInt64] = []
+    @exclusivity(unchecked) var topIDs: [UInt32] = []
+
     /// The value of each ID's entry, valid where `present` has the ID's bit: a value and a bit per
     /// entry instead of an optional, which would take twice the bytes.
     @exclusivity(unchecked) private var values: [K] = []
     @exclusivity(unchecked) private var present: [UInt64] = []
-    @exclusivity(unchecked) private(set) var count = 0
+    /// The number of elements.
+    @exclusivity(unchecked) var count = 0
+    /// The sum of what the last ``touch`` read; nothing reads it (it is stored so that the compiler
+    /// keeps the reads).
+    @exclusivity(unchecked) var touchedSum: UInt64 = 0
     let table: KeyTable
 
     init(table: KeyTable) { self.table = table }
@@ -62,8 +99,21 @@ final class OrderedIndex<K: IndexKey> {
         return word < present.count && present[word] & (1 << UInt64(id & 63)) != 0
     }
 
+    /// Forgets every ID's value.
+    func clearValues() {
+        values = []
+        present = []
+        count = 0
+    }
+
+    /// Reserves room for the values of IDs up to `highest`.
+    func reserveValues(upTo highest: UInt32) {
+        values.reserveCapacity(Int(highest) + 1)
+        present.reserveCapacity(Int(highest) / 64 + 1)
+    }
+
     /// Records the value of `id` (nil: none), growing the arrays to reach it.
-    private func store(_ value: K?, for id: UInt32) {
+    func store(_ value: K?, for id: UInt32) {
         let index = Int(id)
         if index >= values.count {
             values.append(contentsOf: repeatElement(K.placeholder, count: index + 1 - values.count))
@@ -81,7 +131,8 @@ final class OrderedIndex<K: IndexKey> {
 
     /// Whether `a` sorts before (b, its key's prefix, bID): by value, then by key bytes, read only
     /// when the prefixes are equal.
-    private func less(_ a: Element, _ b: K, _ bPrefix: UInt64, _ bID: UInt32) -> Bool {
+    @inline(__always)
+    func less(_ a: Element, _ b: K, _ bPrefix: UInt64, _ bID: UInt32) -> Bool {
         if a.value != b { return a.value < b }
         if a.prefix != bPrefix { return a.prefix < bPrefix }
         if a.id == bID { return false }
@@ -100,106 +151,153 @@ final class OrderedIndex<K: IndexKey> {
 
     private func insert(_ value: K, _ prefix: UInt64, _ id: UInt32) {
         count += 1
-        guard !chunks.isEmpty else {
-            chunks = [Chunk(keys: [value], prefixes: [prefix], ids: [id])]
-            lastKeys = [value]
-            lastPrefixes = [prefix]
-            lastIDs = [id]
+        guard !topGroups.isEmpty else {
+            let leaf = newLeaf()
+            let group = newGroup()
+            putInLeaf(leaf, at: 0, Element(value: value, prefix: prefix, id: id))
+            groupLeaves[group * Self.groupCapacity] = Int32(leaf)
+            groupSizes[group] = 1
+            groupCounts[group] = 1
+            topGroups = [Int32(group)]
+            topValues = [value]
+            topPrefixes = [prefix]
+            topIDs = [id]
+            refreshLast(group: 0, slot: 0)
             return
         }
-        // The first chunk whose last element is not before the new one (else the last chunk).
-        var low = 0
-        var high = chunks.count - 1
-        while low < high {
-            let middle = (low + high) / 2
-            let last = Element(value: lastKeys[middle], prefix: lastPrefixes[middle], id: lastIDs[middle])
-            if less(last, value, prefix, id) {
-                low = middle + 1
-            } else {
-                high = middle
-            }
+        let isAtOrAfter = { (element: Element) in !self.less(element, value, prefix, id) }
+        // The first group (and leaf) whose last element is not before the new one, else the last.
+        let order = min(firstGroup(isAtOrAfter), topGroups.count - 1)
+        let group = Int(topGroups[order])
+        let slot = min(firstSlot(inGroup: group, isAtOrAfter), Int(groupSizes[group]) - 1)
+        let leaf = Int(groupLeaves[group * Self.groupCapacity + slot])
+        let offset = firstOffset(inLeaf: leaf, isAtOrAfter)
+        putInLeaf(leaf, at: offset, Element(value: value, prefix: prefix, id: id))
+        groupCounts[group] += 1
+        if Int(leafCounts[leaf]) == Self.leafCapacity {
+            splitLeaf(group: order, slot: slot)
+        } else if offset == Int(leafCounts[leaf]) - 1 {
+            refreshLast(group: order, slot: slot)
         }
-        let offset = firstOffset(in: low) { !self.less($0, value, prefix, id) }
-        chunks[low].keys.insert(value, at: offset)
-        chunks[low].prefixes.insert(prefix, at: offset)
-        chunks[low].ids.insert(id, at: offset)
-        if chunks[low].keys.count > Self.chunkLimit {
-            let half = chunks[low].keys.count / 2
-            let upper = Chunk(
-                keys: Array(chunks[low].keys[half...]), prefixes: Array(chunks[low].prefixes[half...]),
-                ids: Array(chunks[low].ids[half...]))
-            chunks[low].keys.removeSubrange(half...)
-            chunks[low].prefixes.removeSubrange(half...)
-            chunks[low].ids.removeSubrange(half...)
-            chunks.insert(upper, at: low + 1)
-            lastKeys.insert(K.placeholder, at: low + 1)
-            lastPrefixes.insert(0, at: low + 1)
-            lastIDs.insert(0, at: low + 1)
-            updateLast(low + 1)
-        }
-        updateLast(low)
-    }
-
-    /// Copies the last element of chunk `index` (which is not empty) to the chunks' last elements.
-    private func updateLast(_ index: Int) {
-        let chunk = chunks[index]
-        lastKeys[index] = chunk.keys[chunk.keys.count - 1]
-        lastPrefixes[index] = chunk.prefixes[chunk.prefixes.count - 1]
-        lastIDs[index] = chunk.ids[chunk.ids.count - 1]
     }
 
     private func remove(_ value: K, _ prefix: UInt64, _ id: UInt32) {
-        guard let position = firstPosition(where: { !self.less($0, value, prefix, id) }),
-            position.chunk < chunks.count, chunks[position.chunk].ids[position.offset] == id
-        else { return }
+        let position = firstPosition { !self.less($0, value, prefix, id) }
+        guard position.group < topGroups.count else { return }
+        let group = Int(topGroups[position.group])
+        let leaf = Int(groupLeaves[group * Self.groupCapacity + position.slot])
+        guard leafIDs[leaf * Self.leafCapacity + position.offset] == id else { return }
         count -= 1
-        chunks[position.chunk].keys.remove(at: position.offset)
-        chunks[position.chunk].prefixes.remove(at: position.offset)
-        chunks[position.chunk].ids.remove(at: position.offset)
-        if chunks[position.chunk].keys.isEmpty {
-            chunks.remove(at: position.chunk)
-            lastKeys.remove(at: position.chunk)
-            lastPrefixes.remove(at: position.chunk)
-            lastIDs.remove(at: position.chunk)
-        } else {
-            updateLast(position.chunk)
+        groupCounts[group] -= 1
+        takeFromLeaf(leaf, at: position.offset)
+        if leafCounts[leaf] == 0 {
+            dropLeaf(group: position.group, slot: position.slot)
+        } else if position.offset == Int(leafCounts[leaf]) {
+            refreshLast(group: position.group, slot: position.slot)
         }
     }
 
-    /// The first offset in chunk `index` whose element satisfies `isAtOrAfter` (a predicate that is
-    /// false then true along the chunk), or the chunk's length.
-    private func firstOffset(in index: Int, _ isAtOrAfter: (Element) -> Bool) -> Int {
-        let chunk = chunks[index]
+    // MARK: Searches
+
+    /// The place in the top order of the first group whose last element satisfies `isAtOrAfter`
+    /// (false then true along the order), or the number of groups.
+    @inline(__always)
+    func firstGroup(_ isAtOrAfter: (Element) -> Bool) -> Int {
         var low = 0
-        var high = chunk.keys.count
+        var high = topGroups.count
         while low < high {
             let middle = (low + high) / 2
-            let element = Element(value: chunk.keys[middle], prefix: chunk.prefixes[middle], id: chunk.ids[middle])
+            let last = Element(value: topValues[middle], prefix: topPrefixes[middle], id: topIDs[middle])
+            if isAtOrAfter(last) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// The first slot of group `group` whose leaf's last element satisfies `isAtOrAfter`, or the
+    /// group's size.
+    @inline(__always)
+    func firstSlot(inGroup group: Int, _ isAtOrAfter: (Element) -> Bool) -> Int {
+        let base = group * Self.groupCapacity
+        let size = Int(groupSizes[group])
+        touchGroup(base, size)
+        var low = 0
+        var high = size
+        while low < high {
+            let middle = (low + high) / 2
+            let last = Element(
+                value: groupValues[base + middle], prefix: groupPrefixes[base + middle], id: groupIDs[base + middle])
+            if isAtOrAfter(last) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// The first offset in leaf `leaf` whose element satisfies `isAtOrAfter`, or the leaf's count.
+    @inline(__always)
+    func firstOffset(inLeaf leaf: Int, _ isAtOrAfter: (Element) -> Bool) -> Int {
+        let base = leaf * Self.leafCapacity
+        let size = Int(leafCounts[leaf])
+        touchLeaf(base, size)
+        var low = 0
+        var high = size
+        while low < high {
+            let middle = (low + high) / 2
+            let element = Element(
+                value: leafValues[base + middle], prefix: leafPrefixes[base + middle], id: leafIDs[base + middle])
             if isAtOrAfter(element) { high = middle } else { low = middle + 1 }
         }
         return low
     }
 
-    /// The position of the first element satisfying `isAtOrAfter` (monotone along the order), or
-    /// the end position (`chunk == chunks.count`).
-    func firstPosition(where isAtOrAfter: (Element) -> Bool) -> Position? {
-        var low = 0
-        var high = chunks.count
-        while low < high {
-            let middle = (low + high) / 2
-            if isAtOrAfter(Element(value: lastKeys[middle], prefix: lastPrefixes[middle], id: lastIDs[middle])) {
-                high = middle
-            } else {
-                low = middle + 1
-            }
+    /// The sum of one byte of each cache line of `count` elements of `stride` bytes from `base`.
+    /// Read before a node's binary search so that the search finds the node cached: the reads do
+    /// not depend on each other, so the processor has them in flight together instead of waiting
+    /// for one miss a probe.
+    @inline(__always)
+    static func lineSum(_ bytes: UnsafeRawBufferPointer, stride: Int, from base: Int, count: Int) -> UInt64 {
+        var sum: UInt64 = 0
+        var line = base * stride
+        let end = min((base + count) * stride, bytes.count)
+        while line < end {
+            sum &+= UInt64(bytes[line])
+            line += 64
         }
-        guard low < chunks.count else { return Position(chunk: chunks.count, offset: 0) }
-        return Position(chunk: low, offset: firstOffset(in: low, isAtOrAfter))
+        return sum
+    }
+
+    @inline(__always)
+    private func touchLeaf(_ base: Int, _ count: Int) {
+        var sum = leafValues.withUnsafeBytes {
+            Self.lineSum($0, stride: MemoryLayout<K>.stride, from: base, count: count)
+        }
+        sum &+= leafPrefixes.withUnsafeBytes { Self.lineSum($0, stride: 8, from: base, count: count) }
+        sum &+= leafIDs.withUnsafeBytes { Self.lineSum($0, stride: 4, from: base, count: count) }
+        touchedSum = sum
+    }
+
+    @inline(__always)
+    private func touchGroup(_ base: Int, _ count: Int) {
+        var sum = groupValues.withUnsafeBytes {
+            Self.lineSum($0, stride: MemoryLayout<K>.stride, from: base, count: count)
+        }
+        sum &+= groupPrefixes.withUnsafeBytes { Self.lineSum($0, stride: 8, from: base, count: count) }
+        sum &+= groupIDs.withUnsafeBytes { Self.lineSum($0, stride: 4, from: base, count: count) }
+        touchedSum = sum
+    }
+
+    /// The position of the first element satisfying `isAtOrAfter` (monotone along the order), or
+    /// ``end``.
+    func firstPosition(where isAtOrAfter: (Element) -> Bool) -> Position {
+        let order = firstGroup(isAtOrAfter)
+        guard order < topGroups.count else { return end }
+        let group = Int(topGroups[order])
+        let slot = firstSlot(inGroup: group, isAtOrAfter)
+        let leaf = Int(groupLeaves[group * Self.groupCapacity + slot])
+        return Position(group: order, slot: slot, offset: firstOffset(inLeaf: leaf, isAtOrAfter))
     }
 
     /// The position of the first element with a value not below `bound` (or above it, if not `inclusive`).
     func position(atOrAfter bound: K, inclusive: Bool) -> Position {
-        firstPosition { inclusive ? $0.value >= bound : $0.value > bound } ?? end
+        firstPosition { inclusive ? $0.value >= bound : $0.value > bound }
     }
 
     /// The position of the first element at or after (value, key) in the order (or after it, if
@@ -212,113 +310,13 @@ final class OrderedIndex<K: IndexKey> {
             let elementKey = table.key(of: element.id).utf8
             return inclusive
                 ? !elementKey.lexicographicallyPrecedes(key.utf8) : key.utf8.lexicographicallyPrecedes(elementKey)
-        } ?? end
+        }
     }
 
     /// The position after the last element.
-    var end: Position { Position(chunk: chunks.count, offset: 0) }
+    var end: Position { Position(group: topGroups.count, slot: 0, offset: 0) }
     /// The position of the first element.
-    var start: Position { Position(chunk: 0, offset: 0) }
-
-    /// The number of elements from `from` up to (not including) `to`.
-    func distance(from: Position, to: Position) -> Int {
-        guard from.chunk < to.chunk || (from.chunk == to.chunk && from.offset < to.offset) else { return 0 }
-        if from.chunk == to.chunk { return to.offset - from.offset }
-        var total = chunks[from.chunk].keys.count - from.offset
-        for index in (from.chunk + 1)..<min(to.chunk, chunks.count) { total += chunks[index].keys.count }
-        if to.chunk < chunks.count { total += to.offset }
-        return total
-    }
-
-    /// Calls `body` with the elements from `from` up to `to`, ascending, until it returns false.
-    func forEachAscending(from: Position, to: Position, _ body: (K, UInt32) -> Bool) {
-        var position = from
-        while position.chunk < to.chunk || (position.chunk == to.chunk && position.offset < to.offset) {
-            guard position.chunk < chunks.count else { return }
-            let chunk = chunks[position.chunk]
-            let last = position.chunk == to.chunk ? to.offset : chunk.keys.count
-            for offset in position.offset..<last where !body(chunk.keys[offset], chunk.ids[offset]) { return }
-            position = Position(chunk: position.chunk + 1, offset: 0)
-        }
-    }
-
-    /// Calls `body` with the elements before `to` down to `from`, descending, until it returns false.
-    func forEachDescending(from: Position, to: Position, _ body: (K, UInt32) -> Bool) {
-        var chunkIndex = min(to.chunk, chunks.count)
-        var upper = to.chunk < chunks.count ? to.offset : 0
-        if to.chunk >= chunks.count {
-            chunkIndex = chunks.count - 1
-            upper = chunkIndex >= 0 ? chunks[chunkIndex].keys.count : 0
-        }
-        while chunkIndex >= from.chunk && chunkIndex >= 0 {
-            let chunk = chunks[chunkIndex]
-            let lower = chunkIndex == from.chunk ? from.offset : 0
-            var offset = upper - 1
-            while offset >= lower {
-                if !body(chunk.keys[offset], chunk.ids[offset]) { return }
-                offset -= 1
-            }
-            chunkIndex -= 1
-            if chunkIndex >= 0 { upper = chunks[chunkIndex].keys.count }
-        }
-    }
-
-    /// Fills an empty index with `elements` (each ID once) by one sort instead of one insert each:
-    /// what building an index at open costs. The sort reads only the elements: each carries the
-    /// first 8 bytes of its key as an integer, so only elements with equal values and equal key
-    /// prefixes look their keys up (elements given in ID order, as at open, read the keys in order).
-    func load(_ elements: [(value: K, id: UInt32)]) {
-        precondition(count == 0, "load fills an empty index")
-        if let highest = elements.lazy.map(\.id).max() {
-            values.reserveCapacity(Int(highest) + 1)
-            present.reserveCapacity(Int(highest) / 64 + 1)
-        }
-        for element in elements { store(element.value, for: element.id) }
-        let table = self.table
-        var sorted = elements.map { (value: $0.value, prefix: KeyPrefix.of(table.key(of: $0.id)), id: $0.id) }
-        sorted.sort { a, b in
-            if a.value != b.value { return a.value < b.value }
-            if a.prefix != b.prefix { return a.prefix < b.prefix }
-            return table.key(of: a.id).utf8.lexicographicallyPrecedes(table.key(of: b.id).utf8)
-        }
-        // Chunks seven-eighths full, so that later inserts seldom split one.
-        let size = Self.chunkLimit * 7 / 8
-        chunks.reserveCapacity(sorted.count / size + 1)
-        var start = 0
-        while start < sorted.count {
-            let end = min(start + size, sorted.count)
-            let slice = sorted[start..<end]
-            chunks.append(Chunk(keys: slice.map(\.value), prefixes: slice.map(\.prefix), ids: slice.map(\.id)))
-            lastKeys.append(sorted[end - 1].value)
-            lastPrefixes.append(sorted[end - 1].prefix)
-            lastIDs.append(sorted[end - 1].id)
-            start = end
-        }
-        count = sorted.count
-    }
-
-    /// The first two IDs with the same value, in an index loaded by ``load(_:)`` (for unique indexes).
-    func firstDuplicate() -> (UInt32, UInt32)? {
-        var previous: (K, UInt32)?
-        for chunk in chunks {
-            for offset in chunk.keys.indices {
-                if let previous, previous.0 == chunk.keys[offset] { return (previous.1, chunk.ids[offset]) }
-                previous = (chunk.keys[offset], chunk.ids[offset])
-            }
-        }
-        return nil
-    }
-
-    /// Drops every element.
-    func removeAll() {
-        chunks = []
-        lastKeys = []
-        lastPrefixes = []
-        lastIDs = []
-        values = []
-        present = []
-        count = 0
-    }
+    var start: Position { Position(group: 0, slot: 0, offset: 0) }
 }
 
 extension Int64: IndexKey {

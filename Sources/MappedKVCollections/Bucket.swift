@@ -60,10 +60,12 @@ public final class Bucket<Value: Sendable>: Sendable {
             let record = EntryRecord(
                 createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)
             // The index values, computed once: checked against the unique indexes, then applied.
-            let (values, conflict) = indexes.state.withLock { state in
+            // The bucket's index set is looked up once: sets are added and replaced only inside
+            // the exclusive section, which this put holds until it has applied the values.
+            let (set, values, conflict) = indexes.state.withLock { state in
                 let set = state.buckets[name]
                 let values = set.map { $0.values(of: record, key: key) }
-                return (values, values.flatMap { set?.uniqueConflict($0, key: key) })
+                return (set, values, values.flatMap { set?.uniqueConflict($0, key: key) })
             }
             if let conflict {
                 throw .uniqueConflict(bucket: name, index: conflict.index, key: key, existingKey: conflict.other)
@@ -74,7 +76,7 @@ public final class Bucket<Value: Sendable>: Sendable {
                 throw .store(error)
             }
             indexes.state.withLock { state in
-                if let values { state.buckets[name]?.apply(values, key: key) }
+                if let set, let values { set.apply(values, key: key) }
                 state.changes &+= 1
             }
         }

@@ -239,6 +239,39 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
 
 }
 
+/// An index with its key type known, for the calls every put makes: through the existential,
+/// `BucketIndex`'s generic entry point looks type metadata up at run time on each call (about as
+/// many instructions as the insert itself); through a case of this, the call is to the code
+/// specialized for the type.
+enum TypedBucketIndex {
+    case int(BucketIndex<Int64>)
+    case double(BucketIndex<Double>)
+    case string(BucketIndex<UTF8Key>)
+
+    /// The typed face of `index` (every index ``makeIndex(_:table:)`` makes has one).
+    init(_ index: any AnyBucketIndex) {
+        if let index = index as? BucketIndex<Int64> {
+            self = .int(index)
+        } else if let index = index as? BucketIndex<Double> {
+            self = .double(index)
+        } else if let index = index as? BucketIndex<UTF8Key> {
+            self = .string(index)
+        } else {
+            preconditionFailure("an index of an unknown key type")
+        }
+    }
+
+    /// Sets the value of entry `id` (nil: not in the index), as ``AnyBucketIndex/set(_:for:)``.
+    @inline(__always)
+    func set(_ value: IndexValue?, for id: UInt32) {
+        switch self {
+        case .int(let index): index.set(value, for: id)
+        case .double(let index): index.set(value, for: id)
+        case .string(let index): index.set(value, for: id)
+        }
+    }
+}
+
 /// A new index of the type its definition names.
 func makeIndex(_ definition: IndexDefinition, table: KeyTable) -> any AnyBucketIndex {
     switch definition.type {

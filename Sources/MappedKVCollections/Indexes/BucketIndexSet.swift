@@ -20,6 +20,8 @@ final class BucketIndexSet: @unchecked Sendable {
     /// The indexes in the fixed order of ``values(of:key:)``, each with its closure if it has one
     /// (made again whenever `indexes` or `closures` change).
     @exclusivity(unchecked) private var arranged: [(index: any AnyBucketIndex, closure: ClosureIndex?)] = []
+    /// The indexes of ``arranged``, typed for the puts' and removals' calls.
+    @exclusivity(unchecked) private var typed: [TypedBucketIndex] = []
     /// Whether any index is unique (a put of a set without one checks nothing).
     private var hasUniqueIndex = false
     /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
@@ -29,6 +31,7 @@ final class BucketIndexSet: @unchecked Sendable {
 
     private func arrange() {
         arranged = indexes.keys.sorted().compactMap { name in indexes[name].map { ($0, closures[name]) } }
+        typed = arranged.map { TypedBucketIndex($0.index) }
         hasUniqueIndex = indexes.values.contains { $0.definition.isUnique }
         plan = ExtractionPlan(arranged.map(\.index.definition)) { arranged[$0].closure != nil }
     }
@@ -86,7 +89,7 @@ final class BucketIndexSet: @unchecked Sendable {
     func apply(_ record: EntryRecord?, key: String) {
         guard let record else {
             guard let id = table.id(of: key) else { return }
-            for index in indexes.values { index.set(nil, for: id) }
+            for index in typed { index.set(nil, for: id) }
             table.release(key)
             return
         }
@@ -96,7 +99,7 @@ final class BucketIndexSet: @unchecked Sendable {
     /// Records that `key` now has `values` (as ``values(of:key:)`` gave them).
     func apply(_ values: [IndexValue?], key: String) {
         let id = table.assign(key)
-        for ((index, _), value) in zip(arranged, values) { index.set(value, for: id) }
+        for (index, value) in zip(typed, values) { index.set(value, for: id) }
     }
 
     /// Adds an index and fills it from `entries` (every entry of the bucket); returns the first

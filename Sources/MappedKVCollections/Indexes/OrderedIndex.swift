@@ -165,13 +165,11 @@ final class OrderedIndex<K: IndexKey> {
             refreshLast(group: 0, slot: 0)
             return
         }
-        let isAtOrAfter = { (element: Element) in !self.less(element, value, prefix, id) }
-        // The first group (and leaf) whose last element is not before the new one, else the last.
-        let order = min(firstGroup(isAtOrAfter), topGroups.count - 1)
+        // The first element not before the new one, or the end of the last leaf.
+        let target = Element(value: value, prefix: prefix, id: id)
+        let (order, slot, offset) = locate(target, clamped: true) ?? (0, 0, 0)
         let group = Int(topGroups[order])
-        let slot = min(firstSlot(inGroup: group, isAtOrAfter), Int(groupSizes[group]) - 1)
         let leaf = Int(groupLeaves[group * Self.groupCapacity + slot])
-        let offset = firstOffset(inLeaf: leaf, isAtOrAfter)
         putInLeaf(leaf, at: offset, Element(value: value, prefix: prefix, id: id))
         groupCounts[group] += 1
         if Int(leafCounts[leaf]) == Self.leafCapacity {
@@ -182,70 +180,99 @@ final class OrderedIndex<K: IndexKey> {
     }
 
     private func remove(_ value: K, _ prefix: UInt64, _ id: UInt32) {
-        let position = firstPosition { !self.less($0, value, prefix, id) }
-        guard position.group < topGroups.count else { return }
-        let group = Int(topGroups[position.group])
-        let leaf = Int(groupLeaves[group * Self.groupCapacity + position.slot])
-        guard leafIDs[leaf * Self.leafCapacity + position.offset] == id else { return }
+        guard let (order, slot, offset) = locate(Element(value: value, prefix: prefix, id: id), clamped: false)
+        else { return }
+        let group = Int(topGroups[order])
+        let leaf = Int(groupLeaves[group * Self.groupCapacity + slot])
+        guard offset < Int(leafCounts[leaf]), leafIDs[leaf * Self.leafCapacity + offset] == id else { return }
         count -= 1
         groupCounts[group] -= 1
-        takeFromLeaf(leaf, at: position.offset)
+        takeFromLeaf(leaf, at: offset)
         if leafCounts[leaf] == 0 {
-            dropLeaf(group: position.group, slot: position.slot)
-        } else if position.offset == Int(leafCounts[leaf]) {
-            refreshLast(group: position.group, slot: position.slot)
+            dropLeaf(group: order, slot: slot)
+        } else if offset == Int(leafCounts[leaf]) {
+            refreshLast(group: order, slot: slot)
         }
     }
 
     // MARK: Searches
 
-    /// The place in the top order of the first group whose last element satisfies `isAtOrAfter`
-    /// (false then true along the order), or the number of groups.
+    /// Where `target` is or would go: the first element not before it (group place, slot, offset).
+    /// When every element is before it: the end of the last leaf if `clamped` (where an insert
+    /// appends it), else nil.
     @inline(__always)
-    func firstGroup(_ isAtOrAfter: (Element) -> Bool) -> Int {
+    private func locate(_ target: Element, clamped: Bool) -> (order: Int, slot: Int, offset: Int)? {
+        descend(clamped: clamped) { values, prefixes, ids, index in
+            // Written out so that an element's prefix and ID are read only when the values tie.
+            let value = values[index]
+            if value != target.value { return value < target.value }
+            let prefix = prefixes[index]
+            if prefix != target.prefix { return prefix < target.prefix }
+            let id = ids[index]
+            if id == target.id { return false }
+            return table.key(of: id).utf8.lexicographicallyPrecedes(table.key(of: target.id).utf8)
+        }
+    }
+
+    /// The position of the first element satisfying `isAtOrAfter` (monotone along the order), or
+    /// ``end``.
+    func firstPosition(where isAtOrAfter: (Element) -> Bool) -> Position {
+        let found = descend(clamped: false) { values, prefixes, ids, index in
+            !isAtOrAfter(Element(value: values[index], prefix: prefixes[index], id: ids[index]))
+        }
+        guard let (order, slot, offset) = found else { return end }
+        return Position(group: order, slot: slot, offset: offset)
+    }
+
+    /// The walk from the top through a group to a leaf: at each level, a binary search for the
+    /// first element that `isBefore` (false then true along the order: given a level's three
+    /// arrays and an index in them) calls not before; a group's and a leaf's cache lines are read
+    /// together first. When every element is before: the last leaf's end if `clamped`, else nil.
+    @inline(__always)
+    private func descend(
+        clamped: Bool, _ isBefore: (_ values: [K], _ prefixes: [UInt64], _ ids: [UInt32], _ index: Int) -> Bool
+    ) -> (order: Int, slot: Int, offset: Int)? {
         var low = 0
         var high = topGroups.count
         while low < high {
             let middle = (low + high) / 2
-            let last = Element(value: topValues[middle], prefix: topPrefixes[middle], id: topIDs[middle])
-            if isAtOrAfter(last) { high = middle } else { low = middle + 1 }
+            if isBefore(topValues, topPrefixes, topIDs, middle) { low = middle + 1 } else { high = middle }
         }
-        return low
-    }
-
-    /// The first slot of group `group` whose leaf's last element satisfies `isAtOrAfter`, or the
-    /// group's size.
-    @inline(__always)
-    func firstSlot(inGroup group: Int, _ isAtOrAfter: (Element) -> Bool) -> Int {
-        let base = group * Self.groupCapacity
+        if low == topGroups.count {
+            guard clamped, low > 0 else { return nil }
+            low -= 1
+        }
+        let order = low
+        let group = Int(topGroups[order])
+        let groupBase = group * Self.groupCapacity
         let size = Int(groupSizes[group])
-        touchGroup(base, size)
-        var low = 0
-        var high = size
+        touchGroup(groupBase, size)
+        low = 0
+        high = size
         while low < high {
             let middle = (low + high) / 2
-            let last = Element(
-                value: groupValues[base + middle], prefix: groupPrefixes[base + middle], id: groupIDs[base + middle])
-            if isAtOrAfter(last) { high = middle } else { low = middle + 1 }
+            if isBefore(groupValues, groupPrefixes, groupIDs, groupBase + middle) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
-        return low
-    }
-
-    /// The first offset in leaf `leaf` whose element satisfies `isAtOrAfter`, or the leaf's count.
-    @inline(__always)
-    func firstOffset(inLeaf leaf: Int, _ isAtOrAfter: (Element) -> Bool) -> Int {
-        let base = leaf * Self.leafCapacity
-        let size = Int(leafCounts[leaf])
-        touchLeaf(base, size)
-        var low = 0
-        var high = size
+        let slot = min(low, size - 1)
+        let leaf = Int(groupLeaves[groupBase + slot])
+        let leafBase = leaf * Self.leafCapacity
+        let leafSize = Int(leafCounts[leaf])
+        touchLeaf(leafBase, leafSize)
+        low = 0
+        high = leafSize
         while low < high {
             let middle = (low + high) / 2
-            let element = Element(
-                value: leafValues[base + middle], prefix: leafPrefixes[base + middle], id: leafIDs[base + middle])
-            if isAtOrAfter(element) { high = middle } else { low = middle + 1 }
+            if isBefore(leafValues, leafPrefixes, leafIDs, leafBase + middle) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
-        return low
+        return (order, slot, low)
     }
 
     /// The sum of one byte of each cache line of `count` elements of `stride` bytes from `base`.
@@ -282,17 +309,6 @@ final class OrderedIndex<K: IndexKey> {
         sum &+= groupPrefixes.withUnsafeBytes { Self.lineSum($0, stride: 8, from: base, count: count) }
         sum &+= groupIDs.withUnsafeBytes { Self.lineSum($0, stride: 4, from: base, count: count) }
         touchedSum = sum
-    }
-
-    /// The position of the first element satisfying `isAtOrAfter` (monotone along the order), or
-    /// ``end``.
-    func firstPosition(where isAtOrAfter: (Element) -> Bool) -> Position {
-        let order = firstGroup(isAtOrAfter)
-        guard order < topGroups.count else { return end }
-        let group = Int(topGroups[order])
-        let slot = firstSlot(inGroup: group, isAtOrAfter)
-        let leaf = Int(groupLeaves[group * Self.groupCapacity + slot])
-        return Position(group: order, slot: slot, offset: firstOffset(inLeaf: leaf, isAtOrAfter))
     }
 
     /// The position of the first element with a value not below `bound` (or above it, if not `inclusive`).

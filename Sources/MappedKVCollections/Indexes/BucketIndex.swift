@@ -56,16 +56,20 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
     @_specialize(exported:false,where K == Int64)
     @_specialize(exported:false,where K == Double)
     @_specialize(exported:false,where K == UTF8Key)
-    func set(_ value: IndexValue?, for id: UInt32) -> Bool {
+    func set(_ value: IndexValue?, for id: UInt32) -> Bool { set(value, for: id, prefix: nil) }
+
+    /// Sets the value of entry `id` whose key's ``KeyPrefix`` is `prefix` (nil: not known yet).
+    @discardableResult
+    func set(_ value: IndexValue?, for id: UInt32, prefix: UInt64?) -> Bool {
         guard let value else {
-            ordered.set(nil, for: id)
+            ordered.set(nil, for: id, prefix: prefix)
             return true
         }
         guard let key = key(value) else {
-            ordered.set(nil, for: id)
+            ordered.set(nil, for: id, prefix: prefix)
             return false
         }
-        ordered.set(key, for: id)
+        ordered.set(key, for: id, prefix: prefix)
         return true
     }
 
@@ -261,13 +265,14 @@ enum TypedBucketIndex {
         }
     }
 
-    /// Sets the value of entry `id` (nil: not in the index), as ``AnyBucketIndex/set(_:for:)``.
+    /// Sets the value of entry `id` (nil: not in the index), as ``AnyBucketIndex/set(_:for:)``;
+    /// `prefix` is the entry key's ``KeyPrefix``, computed once for all the indexes.
     @inline(__always)
-    func set(_ value: IndexValue?, for id: UInt32) {
+    func set(_ value: IndexValue?, for id: UInt32, prefix: UInt64) {
         switch self {
-        case .int(let index): index.set(value, for: id)
-        case .double(let index): index.set(value, for: id)
-        case .string(let index): index.set(value, for: id)
+        case .int(let index): index.set(value, for: id, prefix: prefix)
+        case .double(let index): index.set(value, for: id, prefix: prefix)
+        case .string(let index): index.set(value, for: id, prefix: prefix)
         }
     }
 }

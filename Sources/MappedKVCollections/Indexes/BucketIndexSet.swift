@@ -89,7 +89,8 @@ final class BucketIndexSet: @unchecked Sendable {
     func apply(_ record: EntryRecord?, key: String) {
         guard let record else {
             guard let id = table.id(of: key) else { return }
-            for index in typed { index.set(nil, for: id) }
+            let prefix = KeyPrefix.of(key)
+            for index in typed { index.set(nil, for: id, prefix: prefix) }
             table.release(key)
             return
         }
@@ -99,7 +100,8 @@ final class BucketIndexSet: @unchecked Sendable {
     /// Records that `key` now has `values` (as ``values(of:key:)`` gave them).
     func apply(_ values: [IndexValue?], key: String) {
         let id = table.assign(key)
-        for (index, value) in zip(typed, values) { index.set(value, for: id) }
+        let prefix = KeyPrefix.of(key)
+        for (index, value) in zip(typed, values) { index.set(value, for: id, prefix: prefix) }
     }
 
     /// Adds an index and fills it from `entries` (every entry of the bucket); returns the first

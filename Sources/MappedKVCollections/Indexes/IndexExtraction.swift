@@ -98,15 +98,13 @@ struct ExtractionPlan {
     /// others from `other` (given the position).
     func values(valueBytes: UnsafeRawBufferPointer, other: (Int) -> IndexValue?) -> [IndexValue?] {
         guard !memberNames.isEmpty else { return (0..<count).map(other) }
-        var result: [IndexValue?] = []
-        result.reserveCapacity(count)
+        var result = [IndexValue?](repeating: nil, count: count)
         var planned = 0
         for position in 0..<count {
             if planned < memberPositions.count, memberPositions[planned] == position {
-                result.append(nil)
                 planned += 1
             } else {
-                result.append(other(position))
+                result[position] = other(position)
             }
         }
         JSONPathScanner.forEachMember(memberNames, in: valueBytes) { which, scalar in

@@ -1,3 +1,5 @@
+import Foundation
+
 // Reads one scalar out of a JSON document without building it: the value an index over a path
 // (`value.user.age`) needs from every entry, at open and at every put. The invariant: the scanner
 // never reads outside the buffer, and it answers nil (no value) for anything that is not a JSON
@@ -60,12 +62,11 @@ struct JSONPathScanner {
             guard peek() == UInt8(ascii: ":") else { return }
             position += 1
             var matches: UInt64 = 0
-            for (which, name) in names.enumerated() where met & (1 << UInt64(which)) == 0 {
+            for which in names.indices where met & (1 << UInt64(which)) == 0 {
                 let equal =
                     switch member {
-                    case .bytes(let bytes):
-                        bytes.count == name.count && Self.equal(bytes, name)
-                    case .unescaped(let text): text.utf8.elementsEqual(name)
+                    case .bytes(let bytes): Self.equal(bytes, names[which])
+                    case .unescaped(let text): text.utf8.elementsEqual(names[which])
                     }
                 if equal { matches |= 1 << UInt64(which) }
             }
@@ -92,11 +93,13 @@ struct JSONPathScanner {
         }
     }
 
-    /// Whether `bytes` and `name`, of one length, hold the same bytes.
+    /// Whether `bytes` and `name` hold the same bytes.
+    @inline(__always)
     private static func equal(_ bytes: UnsafeRawBufferPointer, _ name: [UInt8]) -> Bool {
-        name.withUnsafeBufferPointer { name in
-            for index in 0..<name.count where bytes[index] != name[index] { return false }
-            return true
+        guard bytes.count == name.count else { return false }
+        return name.withUnsafeBytes { name in
+            guard let a = bytes.baseAddress, let b = name.baseAddress else { return true }
+            return memcmp(a, b, name.count) == 0
         }
     }
 

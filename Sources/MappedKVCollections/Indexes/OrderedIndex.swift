@@ -115,7 +115,10 @@ final class OrderedIndex<K: IndexKey> {
     /// Records the value of `id` (nil: none), growing the arrays to reach it.
     func store(_ value: K?, for id: UInt32) {
         let index = Int(id)
-        if index >= values.count {
+        if index == values.count {
+            // The common case: a new entry's ID is the next one.
+            values.append(K.placeholder)
+        } else if index > values.count {
             values.append(contentsOf: repeatElement(K.placeholder, count: index + 1 - values.count))
         }
         let word = index >> 6
@@ -139,11 +142,12 @@ final class OrderedIndex<K: IndexKey> {
         return table.key(of: a.id).utf8.lexicographicallyPrecedes(table.key(of: bID).utf8)
     }
 
-    /// Sets the value of `id` (nil: not indexed), moving its element.
-    func set(_ value: K?, for id: UInt32) {
+    /// Sets the value of `id` (nil: not indexed), moving its element; `prefix` is its key's
+    /// ``KeyPrefix`` when the caller has it.
+    func set(_ value: K?, for id: UInt32, prefix: UInt64? = nil) {
         let old = self.value(of: id)
         if let old, let value, value == old { return }
-        let prefix = KeyPrefix.of(table.key(of: id))
+        let prefix = prefix ?? KeyPrefix.of(table.key(of: id))
         if let old { remove(old, prefix, id) }
         store(value, for: id)
         if let value { insert(value, prefix, id) }

@@ -25,7 +25,11 @@ struct DecodedCache<Value> {
 
     /// The entry decoded from `stored` for `key`, if that is what is cached; marks it used.
     mutating func entry(forKey key: String, stored: [UInt8]) -> Entry<Value>? {
-        guard let index = slotByKey[key], slots[index].stored == stored else { return nil }
+        // The key's bytes too: `String` keys that are canonically equivalent share a dictionary
+        // slot, but they are different entries in the store.
+        guard let index = slotByKey[key], slots[index].stored == stored,
+            slots[index].key.utf8.elementsEqual(key.utf8)
+        else { return nil }
         slots[index].referenced = true
         return slots[index].entry
     }

@@ -94,6 +94,33 @@ struct QueryTests {
         #expect(try users.indexDefinitions().map(\.name) == ["name"])
     }
 
+    @Test("keys equal as Swift strings but different in bytes are different entries, each indexed")
+    func canonicallyEquivalentKeysStayApart() throws {
+        let dir = try ScratchDirectory()
+        let (collections, users) = try Self.users(dir)
+        try users.addIndex("age", type: .int, source: .valuePath(["profile", "age"]))
+        // "é" as one scalar and as "e" plus a combining accent: `==` in Swift, two keys in the store.
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(composed == decomposed && Array(composed.utf8) != Array(decomposed.utf8))
+        try users.put(User(name: "composed", profile: .init(age: 1), score: 0), forKey: composed)
+        try users.put(User(name: "decomposed", profile: .init(age: 2), score: 0), forKey: decomposed)
+        #expect(try users.count == 2)
+        #expect(try users.count(where: [.equal("age", .int(1))]) == 1)
+        #expect(try users.count(where: [.equal("age", .int(2))]) == 1)
+        let ordered = try users.query(Query(orderBy: "age")).entries
+        #expect(ordered.map(\.value.name) == ["composed", "decomposed"])
+        #expect(ordered.map { Array($0.key.utf8) } == [Array(composed.utf8), Array(decomposed.utf8)])
+        #expect(try users.remove(decomposed))
+        #expect(try users.query(Query(orderBy: "age")).entries.map(\.value.name) == ["composed"])
+        collections.close()
+        // The indexes built at open keep them apart too.
+        let (_, reopened) = try Self.users(dir)
+        try reopened.put(User(name: "decomposed again", profile: .init(age: 3), score: 0), forKey: decomposed)
+        #expect(
+            try reopened.query(Query(orderBy: "age")).entries.map(\.value.name) == ["composed", "decomposed again"])
+    }
+
     @Test("stored indexes are seen by a new handle; closure indexes are local; dates and doubles order")
     func definitionsPersist() throws {
         let dir = try ScratchDirectory()

@@ -7,7 +7,10 @@
 /// The seed is random per index, so hash values differ between processes and between runs. It is
 /// not a cryptographic MAC: an attacker who can choose keys and time operations could still try
 /// to provoke collisions; each collision costs one extra probe, never correctness.
-struct KeyHasher {
+///
+/// Package-visible: the collections module's key table hashes entry keys with it, by their bytes
+/// as the store does (Swift's `String` hashing follows canonical equivalence, which the store does not).
+package struct KeyHasher: Sendable {
     /// The starting state, from the seed.
     private let seed: UInt64
     /// A second secret, xored into every word before it is multiplied, so no key the caller can
@@ -15,13 +18,13 @@ struct KeyHasher {
     private let wordKey: UInt64
 
     /// A hasher with a fresh random seed.
-    init() {
+    package init() {
         var generator = SystemRandomNumberGenerator()
         self.init(seed: generator.next())
     }
 
     /// A hasher with a fixed seed (for tests).
-    init(seed: UInt64) {
+    package init(seed: UInt64) {
         self.seed = seed
         self.wordKey = Self.fold(seed ^ Self.k2, Self.k3) | 1
     }
@@ -41,7 +44,7 @@ struct KeyHasher {
 
     /// The hash of `bytes`.
     @inline(__always)
-    func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    package func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         let count = bytes.count
         var state = seed ^ Self.fold(UInt64(truncatingIfNeeded: count) ^ Self.k0, Self.k1)
         guard let base = bytes.baseAddress else { return Self.fold(state, Self.k2) }

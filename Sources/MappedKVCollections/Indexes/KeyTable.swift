@@ -1,3 +1,5 @@
+import MappedKV
+
 // Small integer IDs for the keys of a bucket's indexed entries, so that every index stores a 4-byte
 // ID per entry instead of the key. The invariant: an ID names one key from `assign` until `release`,
 // and `key(of:)` of an assigned ID is that key; `slots` holds each assigned ID exactly once, where a
@@ -8,9 +10,16 @@
 // a second copy of every key and take about 40 bytes an entry): at a million entries it takes
 // 16 MiB instead of 42. The hash bits let a probe pass other keys' slots without reading their keys
 // (a cache miss each in a large table).
+//
+// Keys are told apart by their bytes, as the store tells its keys apart: the hash is the store's
+// `KeyHasher` over a key's UTF-8 and equality is byte equality. Swift's own `String` hashing and
+// `==` follow canonical equivalence, under which "é" written as one scalar and as "e" plus a
+// combining accent are one key, though the store holds them as two entries.
 
 /// The keys of a bucket's indexed entries and their IDs.
 final class KeyTable {
+    private let hasher = KeyHasher()
+
     // Unchecked exclusivity: a table is only used under the mutex of its ``CollectionIndexes``.
     @exclusivity(unchecked) private(set) var keys: [String] = []
     /// Each slot is the key's 32 hash bits over its ID + 1, or 0 when empty; the slot count is a
@@ -34,10 +43,17 @@ final class KeyTable {
         UInt64(truncatingIfNeeded: hash) << 32 | (UInt64(id) + 1)
     }
 
+    /// The hash of `key`'s UTF-8 bytes.
+    @inline(__always)
+    private func hash(_ key: String) -> Int {
+        var key = key
+        return Int(truncatingIfNeeded: key.withUTF8 { hasher.hash(UnsafeRawBufferPointer($0)) })
+    }
+
     /// The ID of `key`, if it has one.
     func id(of key: String) -> UInt32? {
         guard !slots.isEmpty else { return nil }
-        return find(key, hash: key.hashValue).id
+        return find(key, hash: hash(key)).id
     }
 
     /// The key of an assigned ID.
@@ -64,7 +80,7 @@ final class KeyTable {
     /// The ID of `key`, assigned if it has none.
     func assign(_ key: String) -> UInt32 {
         if (count + 1) * 4 > slots.count * 3 { resize(to: max(16, slots.count * 2)) }
-        let hash = key.hashValue
+        let hash = hash(key)
         let (found, slot) = find(key, hash: hash)
         if let found { return found }
         let id: UInt32
@@ -90,7 +106,7 @@ final class KeyTable {
         let mask = slots.count - 1
         for (id, key) in keys.enumerated() {
             // Distinct keys: the first empty slot of the probe is the key's, no comparison needed.
-            let hash = key.hashValue
+            let hash = hash(key)
             var slot = hash & mask
             while slots[slot] != 0 { slot = (slot + 1) & mask }
             slots[slot] = Self.slot(UInt32(id), hash: hash)
@@ -101,7 +117,7 @@ final class KeyTable {
     /// Forgets `key`; its ID may be given to another key.
     func release(_ key: String) {
         guard !slots.isEmpty else { return }
-        let (found, slot) = find(key, hash: key.hashValue)
+        let (found, slot) = find(key, hash: hash(key))
         guard let id = found else { return }
         removeSlot(slot)
         keys[Int(id)] = ""
@@ -126,7 +142,7 @@ final class KeyTable {
         while true {
             let stored = slots[slot]
             if stored == 0 { return (nil, slot) }
-            if stored & 0xFFFF_FFFF_0000_0000 == tag, keys[Self.index(of: stored)] == key {
+            if stored & 0xFFFF_FFFF_0000_0000 == tag, keys[Self.index(of: stored)].utf8.elementsEqual(key.utf8) {
                 return (UInt32(Self.index(of: stored)), slot)
             }
             slot = (slot + 1) & mask

@@ -71,7 +71,7 @@ public final class Bucket<Value: Sendable>: Sendable {
                 throw .uniqueConflict(bucket: name, index: conflict.index, key: key, existingKey: conflict.other)
             }
             do throws(MappedKVError) {
-                try transaction.set(EntryPayload(bytes: record.encoded()), forKey: storeKey)
+                try transaction.set(record, forKey: storeKey)
             } catch {
                 throw .store(error)
             }

@@ -15,7 +15,7 @@ import MappedKVFormat
 //     bytes    the serialized value, to the end of the payload
 
 /// An entry as stored: times, metadata and the serializer's bytes.
-struct EntryRecord: Equatable, Sendable {
+struct EntryRecord: Equatable, Sendable, PayloadCodable {
     /// The format version this module writes.
     static let version: UInt8 = 1
 
@@ -27,8 +27,15 @@ struct EntryRecord: Equatable, Sendable {
     /// The record's payload bytes.
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
+        encodePayload(into: &bytes)
+        return bytes
+    }
+
+    /// Appends the record's payload bytes to `bytes`: a put hands the record to the store, which
+    /// encodes it straight into its record buffer.
+    func encodePayload(into bytes: inout [UInt8]) {
         // Times and a short metadata map fit in the first 64 bytes: the value is appended without growing.
-        bytes.reserveCapacity(64 + valueBytes.count)
+        bytes.reserveCapacity(bytes.count + 64 + valueBytes.count)
         bytes.append(Self.version)
         Varint.append(Self.zigzag(createdMilliseconds), to: &bytes)
         Varint.append(Self.zigzag(modifiedMilliseconds), to: &bytes)
@@ -55,12 +62,20 @@ struct EntryRecord: Equatable, Sendable {
             }
         }
         bytes.append(contentsOf: valueBytes)
-        return bytes
     }
 
     /// Decodes a record; throws a reason for bytes that are not one.
     init(decoding payload: UnsafeRawBufferPointer) throws(EntryRecordError) {
         try self.init(try EntryRecordView(payload))
+    }
+
+    /// Decodes a record (the store's face of ``init(decoding:)``).
+    init(payload: UnsafeRawBufferPointer) throws(FormatError) {
+        do {
+            try self.init(decoding: payload)
+        } catch {
+            throw .payloadMismatch(expected: "an entry record", found: error.description)
+        }
     }
 
     /// The record a view reads, decoded.

@@ -57,18 +57,20 @@ struct JSONPathScanner {
         if peek() == UInt8(ascii: "}") { return }
         while left > 0 {
             skipSpace()
-            guard peek() == UInt8(ascii: "\""), let member = readMemberName() else { return }
+            guard peek() == UInt8(ascii: "\""), let member = scanMemberName() else { return }
             skipSpace()
             guard peek() == UInt8(ascii: ":") else { return }
             position += 1
             var matches: UInt64 = 0
-            for which in names.indices where met & (1 << UInt64(which)) == 0 {
-                let equal =
-                    switch member {
-                    case .bytes(let bytes): Self.equal(bytes, names[which])
-                    case .unescaped(let text): text.utf8.elementsEqual(names[which])
-                    }
-                if equal { matches |= 1 << UInt64(which) }
+            if let unescaped = member.unescaped {
+                for which in names.indices where met & (1 << UInt64(which)) == 0 {
+                    if unescaped.utf8.elementsEqual(names[which]) { matches |= 1 << UInt64(which) }
+                }
+            } else {
+                let length = member.bytes.count
+                for which in names.indices where met & (1 << UInt64(which)) == 0 && names[which].count == length {
+                    if Self.equal(member.bytes, names[which]) { matches |= 1 << UInt64(which) }
+                }
             }
             if matches != 0 {
                 // The first member of a name gives its value, as `find` takes the first.
@@ -103,14 +105,16 @@ struct JSONPathScanner {
         }
     }
 
-    /// A member name as read: its bytes where they lie, or its text with escapes resolved.
-    private enum MemberName {
-        case bytes(UnsafeRawBufferPointer)
-        case unescaped(String)
+    /// A member name as ``scanMemberName()`` reads it: its bytes where they lie, and, when it has
+    /// escapes, its text with them resolved (which is what names compare against then).
+    private struct ScannedName {
+        var bytes: UnsafeRawBufferPointer
+        var unescaped: String?
     }
 
     /// Reads a member name (the position is after its closing quote); nil if it is malformed.
-    private mutating func readMemberName() -> MemberName? {
+    @inline(__always)
+    private mutating func scanMemberName() -> ScannedName? {
         let start = position + 1
         var index = start
         var hasEscape = false
@@ -122,9 +126,13 @@ struct JSONPathScanner {
             index += 1
         }
         guard index < bytes.count else { return nil }
-        if hasEscape { return readString().map(MemberName.unescaped) }
-        position = index + 1
-        return .bytes(UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        guard hasEscape else {
+            position = index + 1
+            return ScannedName(bytes: raw, unescaped: nil)
+        }
+        guard let text = readString() else { return nil }
+        return ScannedName(bytes: raw, unescaped: text)
     }
 
     private mutating func find(_ path: ArraySlice<String>) -> JSONScalar? {
@@ -155,11 +163,9 @@ struct JSONPathScanner {
     /// Reads a member name and tells whether it is `name`, comparing bytes (names with escapes are
     /// unescaped first); nil if the string is malformed.
     private mutating func readMemberName(equalTo name: String) -> Bool? {
-        switch readMemberName() {
-        case nil: return nil
-        case .bytes(let member): return member.elementsEqual(name.utf8)
-        case .unescaped(let member): return member == name
-        }
+        guard let member = scanMemberName() else { return nil }
+        guard let unescaped = member.unescaped else { return member.bytes.elementsEqual(name.utf8) }
+        return unescaped.utf8.elementsEqual(name.utf8)
     }
 
     private mutating func skipSpace() {
@@ -192,8 +198,9 @@ struct JSONPathScanner {
         if negative { index += 1 }
         var value: Int64 = 0
         let digitsStart = index
+        // At most 18 digits: no overflow, so the arithmetic need not check for it.
         while index < bytes.count, index - digitsStart < 18, (0x30...0x39).contains(bytes[index]) {
-            value = value * 10 + Int64(bytes[index] - 0x30)
+            value = value &* 10 &+ Int64(bytes[index] &- 0x30)
             index += 1
         }
         let ends =

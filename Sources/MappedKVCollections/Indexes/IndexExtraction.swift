@@ -98,13 +98,15 @@ struct ExtractionPlan {
     /// others from `other` (given the position).
     func values(valueBytes: UnsafeRawBufferPointer, other: (Int) -> IndexValue?) -> [IndexValue?] {
         guard !memberNames.isEmpty else { return (0..<count).map(other) }
-        var result = [IndexValue?](repeating: nil, count: count)
+        var result: [IndexValue?] = []
+        result.reserveCapacity(count)
         var planned = 0
         for position in 0..<count {
             if planned < memberPositions.count, memberPositions[planned] == position {
+                result.append(nil)
                 planned += 1
             } else {
-                result[position] = other(position)
+                result.append(other(position))
             }
         }
         JSONPathScanner.forEachMember(memberNames, in: valueBytes) { which, scalar in

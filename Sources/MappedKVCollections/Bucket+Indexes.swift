@@ -21,7 +21,7 @@ extension Bucket {
         let definition = IndexDefinition(name: name, type: type, source: source, isUnique: unique)
         let bucket = self.name
         try indexes.inSection { (transaction) throws(CollectionError) in
-            let existing = indexes.state.withLock { $0.buckets[bucket]?.indexes[name]?.definition }
+            let existing = indexes.state.withLock { $0.buckets[ExactString(bucket)]?.indexes[name]?.definition }
             if existing == definition { return }
             if existing != nil {
                 throw .invalidIndex(bucket: bucket, name: name, reason: "the name is in use with another definition")
@@ -58,7 +58,7 @@ extension Bucket {
                     modified: EntryRecord.date(record.modifiedMilliseconds)))
         }
         try indexes.inSection { (transaction) throws(CollectionError) in
-            if indexes.state.withLock({ $0.buckets[bucket]?.indexes[name] }) != nil {
+            if indexes.state.withLock({ $0.buckets[ExactString(bucket)]?.indexes[name] }) != nil {
                 throw .invalidIndex(bucket: bucket, name: name, reason: "the name is in use")
             }
             try install(definition, closure: closure, transaction)
@@ -73,10 +73,10 @@ extension Bucket {
         let bucket = self.name
         let entries = try CollectionIndexes.entries(of: bucket, transaction)
         let conflict = indexes.state.withLock { state in
-            let set = state.buckets[bucket] ?? BucketIndexSet(bucket: bucket)
+            let set = state.buckets[ExactString(bucket)] ?? BucketIndexSet(bucket: bucket)
             let conflict = set.add(definition, closure: closure, entries: entries)
             if conflict == nil {
-                state.buckets[bucket] = set
+                state.buckets[ExactString(bucket)] = set
                 state.changes &+= 1
             }
             return conflict
@@ -91,7 +91,7 @@ extension Bucket {
         try indexes.synchronize()
         let bucket = self.name
         return indexes.state.withLock { state in
-            guard let set = state.buckets[bucket] else { return [] }
+            guard let set = state.buckets[ExactString(bucket)] else { return [] }
             return set.definitions.filter { set.closures[$0.name] == nil }
         }
     }

@@ -42,7 +42,7 @@ extension Bucket {
         let bucket = self.name
         if conditions.isEmpty { return try count }
         return try indexes.state.withLock { (state) throws(CollectionError) -> Int in
-            guard let set = state.buckets[bucket] else {
+            guard let set = state.buckets[ExactString(bucket)] else {
                 throw .unknownIndex(bucket: bucket, name: conditions[0].indexName)
             }
             return try set.count(conditions)
@@ -54,7 +54,7 @@ extension Bucket {
         let bucket = self.name
         let selected = try indexes.state.withLock {
             (state) throws(CollectionError) -> (UInt64, [(key: String, value: IndexValue?)])? in
-            guard let set = state.buckets[bucket] else { return nil }
+            guard let set = state.buckets[ExactString(bucket)] else { return nil }
             return (state.changes, try set.run(query))
         }
         if let selected { return selected }

@@ -63,7 +63,7 @@ public final class Bucket<Value: Sendable>: Sendable {
             // The bucket's index set is looked up once: sets are added and replaced only inside
             // the exclusive section, which this put holds until it has applied the values.
             let (set, values, conflict) = indexes.state.withLock { state in
-                let set = state.buckets[name]
+                let set = state.buckets[ExactString(name)]
                 let values = set.map { $0.values(of: record, key: key) }
                 return (set, values, values.flatMap { set?.uniqueConflict($0, key: key) })
             }
@@ -95,7 +95,7 @@ public final class Bucket<Value: Sendable>: Sendable {
                 throw .store(error)
             }
             indexes.state.withLock { state in
-                state.buckets[name]?.apply(nil, key: key)
+                state.buckets[ExactString(name)]?.apply(nil, key: key)
                 state.changes &+= 1
             }
             return true
@@ -242,7 +242,7 @@ extension Bucket {
         }
         let name = self.name
         try indexes.inSection { (_) throws(CollectionError) in
-            let conflict = indexes.state.withLock { state in state.buckets[name]?.batchConflict(records) }
+            let conflict = indexes.state.withLock { state in state.buckets[ExactString(name)]?.batchConflict(records) }
             if let conflict {
                 throw .uniqueConflict(
                     bucket: name, index: conflict.index, key: conflict.key, existingKey: conflict.other)
@@ -252,7 +252,9 @@ extension Bucket {
             }
             do throws(MappedKVError) { try store.importEntries(batch) } catch { throw .store(error) }
             indexes.state.withLock { state in
-                if let set = state.buckets[name] { for (key, record) in records { set.apply(record, key: key) } }
+                if let set = state.buckets[ExactString(name)] {
+                    for (key, record) in records { set.apply(record, key: key) }
+                }
                 state.changes &+= 1
             }
         }

@@ -105,7 +105,7 @@ public final class CollectionStore: Sendable {
         try indexes.synchronize()
         return indexes.state.withLock { state in
             state.buckets.filter { _, set in set.indexes.keys.contains { set.closures[$0] == nil } }.keys
-                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                .map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
     }
 

@@ -121,6 +121,35 @@ struct QueryTests {
             try reopened.query(Query(orderBy: "age")).entries.map(\.value.name) == ["composed", "decomposed again"])
     }
 
+    @Test("buckets whose names are equal as Swift strings but different in bytes keep their own indexes")
+    func canonicallyEquivalentBucketNamesStayApart() throws {
+        let dir = try ScratchDirectory()
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        do {
+            let collections = try CollectionStore(id: "users", directory: dir.path)
+            for (number, name) in [composed, decomposed].enumerated() {
+                let bucket = collections.bucket(name, of: User.self)
+                try bucket.addIndex("age", type: .int, source: .valuePath(["profile", "age"]))
+                try bucket.put(User(name: name, profile: .init(age: number), score: 0), forKey: "k")
+            }
+            for (number, name) in [composed, decomposed].enumerated() {
+                let entries = try collections.bucket(name, of: User.self).query(Query(orderBy: "age")).entries
+                #expect(entries.map { Array($0.value.name.utf8) } == [Array(name.utf8)])
+                #expect(entries.map(\.value.profile.age) == [number])
+            }
+            collections.close()
+        }
+        // The indexes built at open keep them apart too.
+        let collections = try CollectionStore(id: "users", directory: dir.path)
+        #expect(try collections.indexedBucketNames().count == 2)
+        for (number, name) in [composed, decomposed].enumerated() {
+            let bucket = collections.bucket(name, of: User.self)
+            #expect(try bucket.count(where: [.equal("age", .int(Int64(number)))]) == 1)
+            #expect(try bucket.query(Query(orderBy: "age")).entries.map(\.value.profile.age) == [number])
+        }
+    }
+
     @Test("stored indexes are seen by a new handle; closure indexes are local; dates and doubles order")
     func definitionsPersist() throws {
         let dir = try ScratchDirectory()

@@ -12,9 +12,10 @@ import Synchronization
 
 /// Index state under the mutex.
 struct IndexState {
-    var buckets: [String: BucketIndexSet] = [:]
-    /// Store keys other processes changed that are not applied yet.
-    var dirty: Set<String> = []
+    /// The index sets by bucket name (byte-exact, as the store tells buckets apart).
+    var buckets: [ExactString: BucketIndexSet] = [:]
+    /// Store keys other processes changed that are not applied yet (byte-exact).
+    var dirty: Set<ExactString> = []
     /// Another process changed the store in a way that names no keys (compaction, clear, reload).
     var needsRebuild = false
     /// Counts every change applied or noticed: a query that saw the same count before and after
@@ -69,7 +70,7 @@ final class CollectionIndexes: Sendable {
             self?.state.withLock { state in
                 if let keys = change.changedKeys {
                     for key in keys where key.utf8.first == 2 || key.utf8.first == CollectionKey.definitionPrefix {
-                        state.dirty.insert(key)
+                        state.dirty.insert(ExactString(key))
                     }
                 } else {
                     state.needsRebuild = true
@@ -126,7 +127,7 @@ final class CollectionIndexes: Sendable {
                 continue
             }
             guard !dirty.isEmpty else { return }
-            for storeKey in dirty {
+            for storeKey in dirty.map(\.string) {
                 let payload: [UInt8]?
                 do { payload = try transaction.payload(forKey: storeKey) } catch { throw .store(error) }
                 try applyStored(storeKey, payload: payload, transaction)
@@ -141,18 +142,18 @@ final class CollectionIndexes: Sendable {
         if let (bucket, key) = CollectionKey.decode(storeKey) {
             let record = payload.flatMap { bytes in try? bytes.withUnsafeBytes { try EntryRecord(decoding: $0) } }
             state.withLock { state in
-                state.buckets[bucket]?.apply(record, key: key)
+                state.buckets[ExactString(bucket)]?.apply(record, key: key)
                 state.changes &+= 1
             }
         } else if let (bucket, _) = CollectionKey.decodeDefinition(storeKey), let payload {
             guard let definition = try? JSONDecoder().decode(IndexDefinition.self, from: Data(payload)) else { return }
             let entries = try Self.entries(of: bucket, transaction)
             state.withLock { state in
-                let set = state.buckets[bucket] ?? BucketIndexSet(bucket: bucket)
+                let set = state.buckets[ExactString(bucket)] ?? BucketIndexSet(bucket: bucket)
                 if set.indexes[definition.name]?.definition != definition {
                     _ = set.add(definition, closure: nil, entries: entries)
                 }
-                state.buckets[bucket] = set
+                state.buckets[ExactString(bucket)] = set
                 state.changes &+= 1
             }
         }
@@ -162,14 +163,14 @@ final class CollectionIndexes: Sendable {
 
     /// Rebuilds every stored index from the store, keeping this process's closure indexes.
     private func rebuild(_ transaction: MappedKV.Transaction) throws(CollectionError) {
-        var definitions: [String: [IndexDefinition]] = [:]
+        var definitions: [ExactString: [IndexDefinition]] = [:]
         do {
             try transaction.forEachRawEntry { key, payload in
                 guard key.first == CollectionKey.definitionPrefix,
                     let (bucket, _) = CollectionKey.decodeDefinition(String(decoding: key, as: UTF8.self)),
                     let definition = try? JSONDecoder().decode(IndexDefinition.self, from: Data(payload))
                 else { return }
-                definitions[bucket, default: []].append(definition)
+                definitions[ExactString(bucket), default: []].append(definition)
             }
         } catch {
             throw .store(.invalidArgument("\(error)"))
@@ -185,7 +186,7 @@ final class CollectionIndexes: Sendable {
         let hasClosures = order.map { closures[$0]?.isEmpty == false }
         let plans = stored.map { ExtractionPlan($0) }
         // The bytes every store key of a bucket starts with (the length prefix makes a match exact).
-        let prefixes = order.map { Array(CollectionKey.prefix(ofBucket: $0).utf8) }
+        let prefixes = order.map { Array(CollectionKey.prefix(ofBucket: $0.string).utf8) }
         var keys: [[String]] = Array(repeating: [], count: order.count)
         var columns: [[[(IndexValue, UInt32)]]] = stored.map { Array(repeating: [], count: $0.count) }
         var decoded: [[(key: String, record: EntryRecord)]] = Array(repeating: [], count: order.count)
@@ -214,9 +215,9 @@ final class CollectionIndexes: Sendable {
                 throw .store(.invalidArgument("\(error)"))
             }
         }
-        var buckets: [String: BucketIndexSet] = [:]
+        var buckets: [ExactString: BucketIndexSet] = [:]
         for (which, bucket) in order.enumerated() {
-            let set = BucketIndexSet(bucket: bucket)
+            let set = BucketIndexSet(bucket: bucket.string)
             set.table.load(keys[which])
             set.load(stored[which], columns: columns[which])
             for closure in closures[bucket] ?? [] {

@@ -3,24 +3,34 @@
 // Nothing here changes the order; the load fills an empty index.
 
 extension OrderedIndex {
-    /// The number of elements from `from` up to (not including) `to`.
+    /// The number of elements from `from` up to (not including) `to`: whole groups by their
+    /// counts, and in the two end groups the leaves from whichever end of the group is nearer.
     func distance(from: Position, to: Position) -> Int {
         guard from < to, from.group < topGroups.count else { return 0 }
         let first = Int(topGroups[from.group])
-        if from.group == to.group, from.slot == to.slot { return to.offset - from.offset }
-        var total = leafCount(group: first, slot: from.slot) - from.offset
         if from.group == to.group {
-            for slot in (from.slot + 1)..<to.slot { total += leafCount(group: first, slot: slot) }
-            return total + to.offset
+            return elementsBefore(group: first, slot: to.slot) + to.offset
+                - elementsBefore(group: first, slot: from.slot) - from.offset
         }
-        for slot in (from.slot + 1)..<Int(groupSizes[first]) { total += leafCount(group: first, slot: slot) }
+        var total = groupCounts[first] - elementsBefore(group: first, slot: from.slot) - from.offset
         for order in (from.group + 1)..<min(to.group, topGroups.count) { total += groupCounts[Int(topGroups[order])] }
         if to.group < topGroups.count {
-            let last = Int(topGroups[to.group])
-            for slot in 0..<to.slot { total += leafCount(group: last, slot: slot) }
-            total += to.offset
+            total += elementsBefore(group: Int(topGroups[to.group]), slot: to.slot) + to.offset
         }
         return total
+    }
+
+    /// The number of elements in the leaves before `slot` of pool group `group`, counted from
+    /// whichever end of the group is nearer.
+    private func elementsBefore(group: Int, slot: Int) -> Int {
+        let size = Int(groupSizes[group])
+        var total = 0
+        if slot <= size / 2 {
+            for before in 0..<slot { total += leafCount(group: group, slot: before) }
+            return total
+        }
+        for after in slot..<size { total += leafCount(group: group, slot: after) }
+        return groupCounts[group] - total
     }
 
     /// Calls `body` with the elements from `from` up to `to`, ascending, until it returns false.

@@ -219,7 +219,9 @@ final class OrderedIndex<K: IndexKey> {
     }
 
     /// The position of the first element satisfying `isAtOrAfter` (monotone along the order), or
-    /// ``end``.
+    /// ``end``. Inlined so that the predicate is too: called through a closure, every probe would
+    /// retain and release the arrays it reads.
+    @inline(__always)
     func firstPosition(where isAtOrAfter: (Element) -> Bool) -> Position {
         let found = descend(clamped: false) { values, prefixes, ids, index in
             !isAtOrAfter(Element(value: values[index], prefix: prefixes[index], id: ids[index]))

@@ -238,47 +238,32 @@ final class OrderedIndex<K: IndexKey> {
     private func descend(
         clamped: Bool, _ isBefore: (_ values: [K], _ prefixes: [UInt64], _ ids: [UInt32], _ index: Int) -> Bool
     ) -> (order: Int, slot: Int, offset: Int)? {
-        var low = 0
-        var high = topGroups.count
-        while low < high {
-            let middle = (low + high) / 2
-            if isBefore(topValues, topPrefixes, topIDs, middle) { low = middle + 1 } else { high = middle }
+        // The first of `count` elements from `base` of one level's arrays that is not before.
+        @inline(__always)
+        func firstNotBefore(_ values: [K], _ prefixes: [UInt64], _ ids: [UInt32], from base: Int, count: Int) -> Int {
+            var low = 0
+            var high = count
+            while low < high {
+                let middle = (low + high) / 2
+                if isBefore(values, prefixes, ids, base + middle) { low = middle + 1 } else { high = middle }
+            }
+            return low
         }
-        if low == topGroups.count {
-            guard clamped, low > 0 else { return nil }
-            low -= 1
+        var order = firstNotBefore(topValues, topPrefixes, topIDs, from: 0, count: topGroups.count)
+        if order == topGroups.count {
+            guard clamped, order > 0 else { return nil }
+            order -= 1
         }
-        let order = low
         let group = Int(topGroups[order])
         let groupBase = group * Self.groupCapacity
         let size = Int(groupSizes[group])
         touchGroup(groupBase, size)
-        low = 0
-        high = size
-        while low < high {
-            let middle = (low + high) / 2
-            if isBefore(groupValues, groupPrefixes, groupIDs, groupBase + middle) {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        let slot = min(low, size - 1)
+        let slot = min(firstNotBefore(groupValues, groupPrefixes, groupIDs, from: groupBase, count: size), size - 1)
         let leaf = Int(groupLeaves[groupBase + slot])
         let leafBase = leaf * Self.leafCapacity
         let leafSize = Int(leafCounts[leaf])
         touchLeaf(leafBase, leafSize)
-        low = 0
-        high = leafSize
-        while low < high {
-            let middle = (low + high) / 2
-            if isBefore(leafValues, leafPrefixes, leafIDs, leafBase + middle) {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        return (order, slot, low)
+        return (order, slot, firstNotBefore(leafValues, leafPrefixes, leafIDs, from: leafBase, count: leafSize))
     }
 
     /// The sum of one byte of each cache line of `count` elements of `stride` bytes from `base`.
@@ -297,25 +282,24 @@ final class OrderedIndex<K: IndexKey> {
         return sum
     }
 
+    /// Reads the cache lines of `count` elements from `base` of one level's three arrays.
     @inline(__always)
-    private func touchLeaf(_ base: Int, _ count: Int) {
-        var sum = leafValues.withUnsafeBytes {
+    private func touch(_ values: [K], _ prefixes: [UInt64], _ ids: [UInt32], _ base: Int, _ count: Int) {
+        var sum = values.withUnsafeBytes {
             Self.lineSum($0, stride: MemoryLayout<K>.stride, from: base, count: count)
         }
-        sum &+= leafPrefixes.withUnsafeBytes { Self.lineSum($0, stride: 8, from: base, count: count) }
-        sum &+= leafIDs.withUnsafeBytes { Self.lineSum($0, stride: 4, from: base, count: count) }
+        sum &+= prefixes.withUnsafeBytes { Self.lineSum($0, stride: 8, from: base, count: count) }
+        sum &+= ids.withUnsafeBytes { Self.lineSum($0, stride: 4, from: base, count: count) }
         touchedSum = sum
     }
 
+    /// Reads the cache lines of a leaf's `count` elements from `base` in the leaf pool.
     @inline(__always)
-    private func touchGroup(_ base: Int, _ count: Int) {
-        var sum = groupValues.withUnsafeBytes {
-            Self.lineSum($0, stride: MemoryLayout<K>.stride, from: base, count: count)
-        }
-        sum &+= groupPrefixes.withUnsafeBytes { Self.lineSum($0, stride: 8, from: base, count: count) }
-        sum &+= groupIDs.withUnsafeBytes { Self.lineSum($0, stride: 4, from: base, count: count) }
-        touchedSum = sum
-    }
+    private func touchLeaf(_ base: Int, _ count: Int) { touch(leafValues, leafPrefixes, leafIDs, base, count) }
+
+    /// Reads the cache lines of a group's `count` slots from `base` in the group pool.
+    @inline(__always)
+    private func touchGroup(_ base: Int, _ count: Int) { touch(groupValues, groupPrefixes, groupIDs, base, count) }
 
     /// The position of the first element with a value not below `bound` (or above it, if not `inclusive`).
     func position(atOrAfter bound: K, inclusive: Bool) -> Position {

@@ -150,6 +150,28 @@ struct QueryTests {
         }
     }
 
+    @Test("an import checks unique values on each key's last entry, and tells keys apart by their bytes")
+    func importChecksUniqueValuesByLastEntryAndBytes() throws {
+        let dir = try ScratchDirectory()
+        let (_, users) = try Self.users(dir)
+        try users.addIndex("name", type: .string, source: .valuePath(["name"]), unique: true)
+        let now = Date()
+        func entry(_ key: String, _ name: String) -> Entry<User> {
+            Entry(
+                bucket: "users", key: key, value: User(name: name, profile: .init(age: 1), score: 0), metadata: [:],
+                created: now, modified: now)
+        }
+        // "a" takes "x" and then gives it up for "y" in the same batch: "b" may take "x".
+        try users.importEntries([entry("a", "x"), entry("a", "y"), entry("b", "x")])
+        #expect(try users.value(forKey: "a")?.name == "y")
+        #expect(try users.value(forKey: "b")?.name == "x")
+        // Two keys equal as Swift strings but different in bytes are two entries: one value each.
+        #expect(throws: CollectionError.self) {
+            try users.importEntries([entry("caf\u{E9}", "z"), entry("cafe\u{301}", "z")])
+        }
+        #expect(try users.count == 2)
+    }
+
     @Test("stored indexes are seen by a new handle; closure indexes are local; dates and doubles order")
     func definitionsPersist() throws {
         let dir = try ScratchDirectory()

@@ -65,20 +65,26 @@ final class BucketIndexSet: @unchecked Sendable {
     /// each other or with entries outside the batch.
     func batchConflict(_ records: [(key: String, record: EntryRecord)]) -> (index: String, key: String, other: String)?
     {
-        let batchKeys = Set(records.map(\.key))
+        // Keys by their bytes, as the store tells them apart.
+        let batchKeys = Set(records.map { ExactString($0.key) })
         for (position, (index, _)) in arranged.enumerated() where index.definition.isUnique {
             let name = index.definition.name
-            var seen: [IndexValue: String] = [:]
+            var seen: [IndexValue: ExactString] = [:]
+            var counted: Set<ExactString> = []
             for (key, record) in records.reversed() {
-                guard let value = values(of: record, key: key)[position] else { continue }
-                if seen[value] != nil, seen[value] != key { return (name, key, seen[value] ?? "") }
-                seen[value] = key
+                // Only a key's last record counts: the batch overwrites the earlier ones.
+                let exact = ExactString(key)
+                guard counted.insert(exact).inserted, let value = values(of: record, key: key)[position] else {
+                    continue
+                }
+                if let holder = seen[value], holder != exact { return (name, key, holder.string) }
+                seen[value] = exact
             }
             for (value, key) in seen {
-                if let other = index.otherEntry(with: value, than: table.id(of: key)),
-                    !batchKeys.contains(table.key(of: other))
+                if let other = index.otherEntry(with: value, than: table.id(of: key.string)),
+                    !batchKeys.contains(ExactString(table.key(of: other)))
                 {
-                    return (name, key, table.key(of: other))
+                    return (name, key.string, table.key(of: other))
                 }
             }
         }

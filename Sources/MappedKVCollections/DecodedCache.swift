@@ -28,7 +28,7 @@ struct DecodedCache<Value> {
         // The key's bytes too: `String` keys that are canonically equivalent share a dictionary
         // slot, but they are different entries in the store.
         guard let index = slotByKey[key], slots[index].stored == stored,
-            slots[index].key.utf8.elementsEqual(key.utf8)
+            ExactString(slots[index].key) == ExactString(key)
         else { return nil }
         slots[index].referenced = true
         return slots[index].entry

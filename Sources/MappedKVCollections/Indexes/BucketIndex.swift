@@ -8,9 +8,6 @@ protocol AnyBucketIndex: AnyObject {
     var definition: IndexDefinition { get }
     /// Entries with a value in this index.
     var count: Int { get }
-    /// Sets the value of entry `id` (nil: not in the index); false if `value` does not fit the type.
-    @discardableResult
-    func set(_ value: IndexValue?, for id: UInt32) -> Bool
     /// The value of entry `id`, if it has one.
     func value(of id: UInt32) -> IndexValue?
     /// Whether entry `id` meets `condition` (on this index).
@@ -25,7 +22,7 @@ protocol AnyBucketIndex: AnyObject {
     /// This index under another definition of the same type (to load without the unique check).
     func withDefinition(_ definition: IndexDefinition) -> any AnyBucketIndex
     /// Fills the empty index with (value, ID) pairs in one sort; returns two IDs that share a value
-    /// if the index is unique and two do (the index is then left empty).
+    /// if the index is unique and two do (the index is then discarded, not used).
     func load(_ values: [(IndexValue, UInt32)]) -> (UInt32, UInt32)?
 }
 
@@ -53,24 +50,11 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
 
     private func key(_ value: IndexValue) -> K? { K(value, type: definition.type) }
 
-    @_specialize(exported:false,where K == Int64)
-    @_specialize(exported:false,where K == Double)
-    @_specialize(exported:false,where K == UTF8Key)
-    func set(_ value: IndexValue?, for id: UInt32) -> Bool { set(value, for: id, prefix: nil) }
-
-    /// Sets the value of entry `id` whose key's ``KeyPrefix`` is `prefix` (nil: not known yet).
-    @discardableResult
-    func set(_ value: IndexValue?, for id: UInt32, prefix: UInt64?) -> Bool {
-        guard let value else {
-            ordered.set(nil, for: id, prefix: prefix)
-            return true
-        }
-        guard let key = key(value) else {
-            ordered.set(nil, for: id, prefix: prefix)
-            return false
-        }
-        ordered.set(key, for: id, prefix: prefix)
-        return true
+    /// Sets the value of entry `id`, whose key's ``KeyPrefix`` is `prefix` (nil, or a value that
+    /// does not fit the type: not in the index). Called through ``TypedBucketIndex``, so that it
+    /// runs specialized.
+    func set(_ value: IndexValue?, for id: UInt32, prefix: UInt64) {
+        ordered.set(value.flatMap(key), for: id, prefix: prefix)
     }
 
     @_specialize(exported:false,where K == Int64)
@@ -234,19 +218,14 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
     func load(_ values: [(IndexValue, UInt32)]) -> (UInt32, UInt32)? {
         let type = definition.type
         ordered.load(values.compactMap { value, id in K(value, type: type).map { (value: $0, id: id) } })
-        if definition.isUnique, let duplicate = ordered.firstDuplicate() {
-            ordered.removeAll()
-            return duplicate
-        }
-        return nil
+        return definition.isUnique ? ordered.firstDuplicate() : nil
     }
 
 }
 
 /// An index with its key type known, for the calls every put makes: through the existential,
-/// `BucketIndex`'s generic entry point looks type metadata up at run time on each call (about as
-/// many instructions as the insert itself); through a case of this, the call is to the code
-/// specialized for the type.
+/// `BucketIndex`'s generic entry point looks type metadata up at run time on each call (about 400
+/// instructions); through a case of this, the call is to the code specialized for the type.
 enum TypedBucketIndex {
     case int(BucketIndex<Int64>)
     case double(BucketIndex<Double>)
@@ -265,8 +244,8 @@ enum TypedBucketIndex {
         }
     }
 
-    /// Sets the value of entry `id` (nil: not in the index), as ``AnyBucketIndex/set(_:for:)``;
-    /// `prefix` is the entry key's ``KeyPrefix``, computed once for all the indexes.
+    /// Sets the value of entry `id` (nil: not in the index); `prefix` is the entry key's
+    /// ``KeyPrefix``, computed once for all the indexes.
     @inline(__always)
     func set(_ value: IndexValue?, for id: UInt32, prefix: UInt64) {
         switch self {

@@ -142,7 +142,7 @@ final class KeyTable {
         while true {
             let stored = slots[slot]
             if stored == 0 { return (nil, slot) }
-            if stored & 0xFFFF_FFFF_0000_0000 == tag, keys[Self.index(of: stored)].utf8.elementsEqual(key.utf8) {
+            if stored & 0xFFFF_FFFF_0000_0000 == tag, ExactString(keys[Self.index(of: stored)]) == ExactString(key) {
                 return (UInt32(Self.index(of: stored)), slot)
             }
             slot = (slot + 1) & mask

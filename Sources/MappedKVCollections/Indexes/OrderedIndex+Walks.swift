@@ -158,27 +158,6 @@ extension OrderedIndex {
         }
         return duplicate
     }
-
-    /// Drops every element.
-    func removeAll() {
-        leafValues = []
-        leafPrefixes = []
-        leafIDs = []
-        leafCounts = []
-        freeLeaves = []
-        groupLeaves = []
-        groupValues = []
-        groupPrefixes = []
-        groupIDs = []
-        groupSizes = []
-        groupCounts = []
-        freeGroups = []
-        topGroups = []
-        topValues = []
-        topPrefixes = []
-        topIDs = []
-        clearValues()
-    }
 }
 
 extension OrderedIndex {

@@ -99,13 +99,6 @@ final class OrderedIndex<K: IndexKey> {
         return word < present.count && present[word] & (1 << UInt64(id & 63)) != 0
     }
 
-    /// Forgets every ID's value.
-    func clearValues() {
-        values = []
-        present = []
-        count = 0
-    }
-
     /// Reserves room for the values of IDs up to `highest`.
     func reserveValues(upTo highest: UInt32) {
         values.reserveCapacity(Int(highest) + 1)

@@ -79,7 +79,7 @@ extension Bucket {
     ) throws(CollectionError) -> QueryPage<Value>? {
         let pageRows = query.limit.map { rows.prefix($0) } ?? rows[...]
         // One store call reads the page: every payload is from one state of the store.
-        let storeKeys = pageRows.map { keyPrefix + $0.key }
+        let storeKeys = pageRows.map { CollectionKey.join(keyPrefix, $0.key) }
         var entries: [Entry<Value>] = []
         entries.reserveCapacity(pageRows.count)
         if cachesEntries {
@@ -93,26 +93,33 @@ extension Bucket {
                 entries.append(try entry(stored: stored, key: row.key))
             }
         } else {
-            // No cache to check against the stored bytes: the records are read where they lie.
-            var records: [Result<EntryRecord, EntryRecordError>?] = []
+            // No cache to check against the stored bytes: the records are read where they lie, up
+            // to the first that is gone or malformed (values are decoded after, outside the store's lock).
+            var records: [EntryRecord] = []
             records.reserveCapacity(pageRows.count)
+            var stop: (position: Int, error: EntryRecordError?)?
             do {
-                try store.withPayloads(forKeys: storeKeys) { _, payload in
-                    records.append(
-                        payload.map { payload in
-                            Result { () throws(EntryRecordError) in try EntryRecord(decoding: payload) }
-                        })
+                try store.withPayloads(forKeys: storeKeys) { position, payload in
+                    guard stop == nil else { return }
+                    guard let payload else {
+                        stop = (position, nil)
+                        return
+                    }
+                    do throws(EntryRecordError) {
+                        records.append(try EntryRecord(decoding: payload))
+                    } catch {
+                        stop = (position, error)
+                    }
                 }
             } catch {
                 throw .store(error)
             }
-            for (row, record) in zip(pageRows, records) {
-                switch record {
-                case nil: return nil
-                case .failure(let error)?: throw .malformedEntry(bucket: name, key: row.key, reason: "\(error)")
-                case .success(let record)?: entries.append(try entry(of: record, key: row.key))
-                }
+            if let stop {
+                guard let error = stop.error else { return nil }
+                let key = pageRows[pageRows.startIndex + stop.position].key
+                throw .malformedEntry(bucket: name, key: key, reason: "\(error)")
             }
+            for (row, record) in zip(pageRows, records) { entries.append(try entry(of: record, key: row.key)) }
         }
         let more = query.limit.map { rows.count > $0 } ?? false
         let cursor = more ? pageRows.last.map { QueryCursor(value: $0.value, key: $0.key) } : nil

@@ -21,6 +21,9 @@ public final class Bucket<Value: Sendable>: Sendable {
     let cachesEntries: Bool
     /// The bytes every store key of the bucket starts with (``CollectionKey/prefix(ofBucket:)``).
     let keyPrefix: String
+    /// The bucket's index set as last looked up. Unchecked: read and written only under the
+    /// mutex of `indexes.state`.
+    @exclusivity(unchecked) nonisolated(unsafe) var indexSetMemo = IndexSetMemo()
 
     init(
         name: String, store: MappedKV, indexes: CollectionIndexes, serializer: any EntrySerializer<Value>,
@@ -47,25 +50,32 @@ public final class Bucket<Value: Sendable>: Sendable {
         } catch {
             throw .encodingFailed(bucket: name, key: key, reason: "\(error)")
         }
-        let storeKey = keyPrefix + key
+        let storeKey = CollectionKey.join(keyPrefix, key)
         let now = EntryRecord.milliseconds(Date())
         let name = self.name
         try indexes.inSection { (transaction) throws(CollectionError) in
             var created = now
-            let old: [UInt8]?
-            do throws(MappedKVError) { old = try transaction.payload(forKey: storeKey) } catch { throw .store(error) }
-            if let old, let stored = old.withUnsafeBytes({ try? EntryRecordView($0).createdMilliseconds }) {
-                created = stored
+            do throws(MappedKVError) {
+                try transaction.withPayload(forKey: storeKey) { old in
+                    if let old, let stored = try? EntryRecordView(old).createdMilliseconds { created = stored }
+                }
+            } catch {
+                throw .store(error)
             }
             let record = EntryRecord(
                 createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)
             // The index values, computed once: checked against the unique indexes, then applied.
             // The bucket's index set is looked up once: sets are added and replaced only inside
-            // the exclusive section, which this put holds until it has applied the values.
+            // the exclusive section, which this put holds until it has applied the values. The
+            // values go into the handle's reused array, handed back at the end.
             let (set, values, conflict) = indexes.state.withLock { state in
-                let set = state.buckets[ExactString(name)]
-                let values = set.map { $0.values(of: record, key: key) }
-                return (set, values, values.flatMap { set?.uniqueConflict($0, key: key) })
+                guard let set = state.indexSet(of: name, memo: &indexSetMemo) else {
+                    return (BucketIndexSet?.none, [IndexValue?](), (index: String, other: String)?.none)
+                }
+                var values: [IndexValue?] = []
+                swap(&values, &indexSetMemo.values)
+                set.values(of: record, key: key, into: &values)
+                return (set, values, set.uniqueConflict(values, key: key))
             }
             if let conflict {
                 throw .uniqueConflict(bucket: name, index: conflict.index, key: key, existingKey: conflict.other)
@@ -76,7 +86,10 @@ public final class Bucket<Value: Sendable>: Sendable {
                 throw .store(error)
             }
             indexes.state.withLock { state in
-                if let set, let values { set.apply(values, key: key) }
+                if let set {
+                    set.apply(values, key: key)
+                    indexSetMemo.values = values
+                }
                 state.changes &+= 1
             }
         }
@@ -85,7 +98,7 @@ public final class Bucket<Value: Sendable>: Sendable {
     /// Removes `key`; returns whether it was present.
     @discardableResult
     public func remove(_ key: String) throws(CollectionError) -> Bool {
-        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        let storeKey = CollectionKey.join(keyPrefix, key)
         let name = self.name
         let removed = try indexes.inSection { (transaction) throws(CollectionError) -> Bool in
             do throws(MappedKVError) {
@@ -112,7 +125,7 @@ public final class Bucket<Value: Sendable>: Sendable {
     /// The entry of `key` (value, metadata, times), or nil if the bucket has no such key.
     @_specialize(exported:false,where Value == [UInt8])
     public func entry(forKey key: String) throws(CollectionError) -> Entry<Value>? {
-        let storeKey = keyPrefix + key
+        let storeKey = CollectionKey.join(keyPrefix, key)
         guard let stored = try collectionCall({ try store.payload(forKey: storeKey) }) else {
             forget(key)
             return nil
@@ -136,7 +149,7 @@ public final class Bucket<Value: Sendable>: Sendable {
 
     /// Whether the bucket has `key`.
     public func contains(_ key: String) throws(CollectionError) -> Bool {
-        let storeKey = CollectionKey.encode(bucket: name, key: key)
+        let storeKey = CollectionKey.join(keyPrefix, key)
         return try collectionCall { try store.contains(storeKey) }
     }
 

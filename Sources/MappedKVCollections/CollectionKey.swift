@@ -9,9 +9,7 @@ enum CollectionKey {
     static let entryPrefix: Character = "\u{2}"
 
     /// `U+0002`, the bucket's UTF-8 length in decimal, `:`, the bucket, then the key.
-    static func encode(bucket: String, key: String) -> String {
-        "\u{2}\(bucket.utf8.count):\(bucket)\(key)"
-    }
+    static func encode(bucket: String, key: String) -> String { join(prefix(ofBucket: bucket), key) }
 
     /// The first character of every index definition key (U+0003).
     static let definitionPrefix: UInt8 = 3
@@ -27,6 +25,24 @@ enum CollectionKey {
 
     /// The prefix every key of `bucket` starts with.
     static func prefix(ofBucket bucket: String) -> String { "\u{2}\(bucket.utf8.count):\(bucket)" }
+
+    /// The store key of `key` in the bucket whose ``prefix(ofBucket:)`` is `prefix`: the bytes of
+    /// `prefix + key`, copied in one go (a page joins one per entry, and `+` costs several times
+    /// as much).
+    static func join(_ prefix: String, _ key: String) -> String {
+        var prefix = prefix
+        var key = key
+        return prefix.withUTF8 { head in
+            key.withUTF8 { tail in
+                String(unsafeUninitializedCapacity: head.count + tail.count) { buffer in
+                    guard let base = buffer.baseAddress else { return 0 }
+                    if let source = head.baseAddress { base.initialize(from: source, count: head.count) }
+                    if let source = tail.baseAddress { (base + head.count).initialize(from: source, count: tail.count) }
+                    return head.count + tail.count
+                }
+            }
+        }
+    }
 
     /// The (bucket, key) of a store key, or nil for a key that is not an entry key.
     static func decode(_ storeKey: String) -> (bucket: String, key: String)? {

@@ -57,6 +57,25 @@ struct QueryTests {
         }
     }
 
+    @Test("a handle's puts reach indexes added after its first put, by itself or by another handle")
+    func putsReachIndexesAddedLater() throws {
+        let dir = try ScratchDirectory()
+        let (collections, users) = try Self.users(dir)
+        // The first put finds no index set; the handle must not keep using that answer.
+        try users.put(User(name: "ada", profile: .init(age: 36), score: 1), forKey: "u0")
+        try users.addIndex("age", type: .int, source: IndexSource("value.profile.age")!)
+        try users.put(User(name: "alan", profile: .init(age: 41), score: 2), forKey: "u1")
+        #expect(try users.query(Query(orderBy: "age")).entries.map(\.key) == ["u0", "u1"])
+        // Another handle on the same bucket adds a second index; the first handle's next puts feed it.
+        let other = collections.bucket("users", of: User.self)
+        try other.addIndex("name", type: .string, source: .valuePath(["name"]))
+        try users.put(User(name: "grace", profile: .init(age: 30), score: 3), forKey: "u2")
+        try users.put(User(name: "aaron", profile: .init(age: 50), score: 4), forKey: "u0")
+        #expect(try users.query(Query(orderBy: "name")).entries.map(\.value.name) == ["aaron", "alan", "grace"])
+        #expect(try users.query(Query(orderBy: "age")).entries.map(\.key) == ["u2", "u1", "u0"])
+        #expect(try other.count(where: [.greater("age", .int(35))]) == 2)
+    }
+
     @Test("a cursor continues correctly after entries are added before it")
     func keysetPaging() throws {
         let dir = try ScratchDirectory()

@@ -58,6 +58,15 @@ extension MappedKV {
             try access { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
         }
 
+        /// Calls `body` with the stored payload bytes of `key` where they lie (nil if the key is
+        /// absent), without copying them, for the package's own modules: the buffer is valid only
+        /// during the call, and `body` must not call the store (its lock is held).
+        package func withPayload(
+            forKey key: String, _ body: (UnsafeRawBufferPointer?) -> Void
+        ) throws(MappedKVError) {
+            try access { (core) throws(MappedKVError) in try core.withPayload(forKey: key, body) }
+        }
+
         /// Removes `key`.
         public func removeValue(forKey key: String) throws(MappedKVError) {
             try access { (core) throws(MappedKVError) in try core.removeValue(forKey: key) }

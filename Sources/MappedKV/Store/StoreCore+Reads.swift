@@ -69,6 +69,14 @@ extension StoreCore {
         }
     }
 
+    /// Calls `body` with the stored payload bytes of `key` where they lie in the mirror, or with
+    /// nil if the key is absent: ``payload(forKey:)`` without the copy.
+    func withPayload(forKey key: String, _ body: (UnsafeRawBufferPointer?) -> Void) throws(MappedKVError) {
+        try prepareRead()
+        guard let range = liveValueRange(forKey: key) else { return body(nil) }
+        mirror.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
         try prepareRead()

@@ -254,6 +254,16 @@ enum TypedBucketIndex {
         case .string(let index): index.set(value, for: id, prefix: prefix)
         }
     }
+
+    /// ``AnyBucketIndex/walk(_:descending:after:_:)``, called on the specialized index.
+    @inline(__always)
+    func walk(_ conditions: [QueryCondition], descending: Bool, after cursor: QueryCursor?, _ visit: (UInt32) -> Bool) {
+        switch self {
+        case .int(let index): index.walk(conditions, descending: descending, after: cursor, visit)
+        case .double(let index): index.walk(conditions, descending: descending, after: cursor, visit)
+        case .string(let index): index.walk(conditions, descending: descending, after: cursor, visit)
+        }
+    }
 }
 
 /// A new index of the type its definition names.

@@ -22,6 +22,8 @@ final class BucketIndexSet: @unchecked Sendable {
     @exclusivity(unchecked) private var arranged: [(index: any AnyBucketIndex, closure: ClosureIndex?)] = []
     /// The indexes of ``arranged``, typed for the puts' and removals' calls.
     @exclusivity(unchecked) private var typed: [TypedBucketIndex] = []
+    /// The indexes by name, typed for the queries' walks.
+    @exclusivity(unchecked) private var typedByName: [String: TypedBucketIndex] = [:]
     /// Whether any index is unique (a put of a set without one checks nothing).
     private var hasUniqueIndex = false
     /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
@@ -30,8 +32,10 @@ final class BucketIndexSet: @unchecked Sendable {
     init(bucket: String) { self.bucket = bucket }
 
     private func arrange() {
-        arranged = indexes.keys.sorted().compactMap { name in indexes[name].map { ($0, closures[name]) } }
+        let names = indexes.keys.sorted()
+        arranged = names.compactMap { name in indexes[name].map { ($0, closures[name]) } }
         typed = arranged.map { TypedBucketIndex($0.index) }
+        typedByName = Dictionary(uniqueKeysWithValues: zip(names, typed))
         hasUniqueIndex = indexes.values.contains { $0.definition.isUnique }
         plan = ExtractionPlan(arranged.map(\.index.definition)) { arranged[$0].closure != nil }
     }
@@ -41,8 +45,15 @@ final class BucketIndexSet: @unchecked Sendable {
     /// The values `record` (of `key`) has for each index, in the order of ``arranged`` (the
     /// order stays until an index is added or removed, which a put's exclusive section excludes).
     func values(of record: EntryRecord, key: String) -> [IndexValue?] {
+        var values: [IndexValue?] = []
+        self.values(of: record, key: key, into: &values)
+        return values
+    }
+
+    /// ``values(of:key:)`` written into `values` (emptied first, its capacity kept).
+    func values(of record: EntryRecord, key: String, into values: inout [IndexValue?]) {
         record.valueBytes.withUnsafeBytes { bytes in
-            plan.values(valueBytes: bytes) { position in
+            plan.values(valueBytes: bytes, into: &values) { position in
                 let (index, closure) = arranged[position]
                 return closure.map { $0.extract(record, key) } ?? IndexExtraction.value(index.definition, of: record)
             }
@@ -172,7 +183,7 @@ final class BucketIndexSet: @unchecked Sendable {
         guard want > 0 else { return [] }
         var result: [(key: String, value: IndexValue?)] = []
         if let orderName = query.order {
-            guard let order = indexes[orderName] else { throw .unknownIndex(bucket: bucket, name: orderName) }
+            guard let order = typedByName[orderName] else { throw .unknownIndex(bucket: bucket, name: orderName) }
             let own = query.conditions.filter { $0.indexName == orderName }
             let others = query.conditions.filter { $0.indexName != orderName }
             let cursorRow = query.limit.map { $0 - 1 }
@@ -188,7 +199,7 @@ final class BucketIndexSet: @unchecked Sendable {
             table.touchKeys(of: ids)
             result.reserveCapacity(ids.count)
             for (row, id) in ids.enumerated() {
-                result.append((table.key(of: id), row == cursorRow ? order.value(of: id) : nil))
+                result.append((table.key(of: id), row == cursorRow ? indexes[orderName]?.value(of: id) : nil))
             }
             return result
         }

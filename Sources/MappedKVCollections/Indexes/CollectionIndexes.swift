@@ -13,7 +13,10 @@ import Synchronization
 /// Index state under the mutex.
 struct IndexState {
     /// The index sets by bucket name (byte-exact, as the store tells buckets apart).
-    var buckets: [ExactString: BucketIndexSet] = [:]
+    var buckets: [ExactString: BucketIndexSet] = [:] { didSet { bucketsVersion &+= 1 } }
+    /// Counts the changes to `buckets`: an ``IndexSetMemo`` filled at this count still holds the
+    /// set its bucket has.
+    private(set) var bucketsVersion: UInt64 = 0
     /// Store keys other processes changed that are not applied yet (byte-exact).
     var dirty: Set<ExactString> = []
     /// Another process changed the store in a way that names no keys (compaction, clear, reload).
@@ -21,6 +24,31 @@ struct IndexState {
     /// Counts every change applied or noticed: a query that saw the same count before and after
     /// reading its entries read one state.
     var changes: UInt64 = 0
+}
+
+extension IndexState {
+    /// The index set of the bucket `name` (nil if it has none), from `memo` when `buckets` has
+    /// not changed since `memo` was filled, else looked up and remembered there.
+    func indexSet(of name: String, memo: inout IndexSetMemo) -> BucketIndexSet? {
+        if memo.version == bucketsVersion { return memo.set }
+        let set = buckets[ExactString(name)]
+        memo.version = bucketsVersion
+        memo.set = set
+        return set
+    }
+}
+
+/// What a bucket handle remembers of its bucket's index set, so that a put does not look it up
+/// by name: valid while ``IndexState/bucketsVersion`` is the count it was filled at. Used only
+/// under the mutex of ``CollectionIndexes/state``.
+struct IndexSetMemo {
+    /// The ``IndexState/bucketsVersion`` the memo was filled at (none can be `.max`).
+    var version: UInt64 = .max
+    /// The bucket's index set then.
+    var set: BucketIndexSet?
+    /// An array each put of the handle fills with its index values and hands back, so that a put
+    /// allocates none.
+    var values: [IndexValue?] = []
 }
 
 /// The indexes of one collection store in this process.

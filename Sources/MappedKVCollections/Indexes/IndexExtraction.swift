@@ -97,21 +97,31 @@ struct ExtractionPlan {
     /// The value of every definition: the planned ones from `valueBytes` (the JSON value), the
     /// others from `other` (given the position).
     func values(valueBytes: UnsafeRawBufferPointer, other: (Int) -> IndexValue?) -> [IndexValue?] {
-        guard !memberNames.isEmpty else { return (0..<count).map(other) }
         var result: [IndexValue?] = []
-        result.reserveCapacity(count)
+        values(valueBytes: valueBytes, into: &result, other: other)
+        return result
+    }
+
+    /// ``values(valueBytes:other:)`` written into `result`, overwritten in place when it has the
+    /// right count already, so that a caller reusing one array allocates nothing.
+    func values(valueBytes: UnsafeRawBufferPointer, into result: inout [IndexValue?], other: (Int) -> IndexValue?) {
+        if result.count != count { result = [IndexValue?](repeating: nil, count: count) }
+        guard !memberNames.isEmpty else {
+            for position in 0..<count { result[position] = other(position) }
+            return
+        }
         var planned = 0
         for position in 0..<count {
             if planned < memberPositions.count, memberPositions[planned] == position {
-                result.append(nil)
+                // Filled by the pass below, if the member is there.
+                result[position] = nil
                 planned += 1
             } else {
-                result.append(other(position))
+                result[position] = other(position)
             }
         }
         JSONPathScanner.forEachMember(memberNames, in: valueBytes) { which, scalar in
             result[memberPositions[which]] = scalar.flatMap { IndexExtraction.value($0, as: memberTypes[which]) }
         }
-        return result
     }
 }

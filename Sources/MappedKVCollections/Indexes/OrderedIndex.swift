@@ -108,13 +108,22 @@ final class OrderedIndex<K: IndexKey> {
     /// Records the value of `id` (nil: none), growing the arrays to reach it.
     func store(_ value: K?, for id: UInt32) {
         let index = Int(id)
-        if index == values.count {
+        let word = index >> 6
+        if index == values.count, word <= present.count, let value {
             // The common case: a new entry's ID is the next one.
+            values.append(value)
+            if word == present.count {
+                present.append(1 << UInt64(index & 63))
+            } else {
+                present[word] |= 1 << UInt64(index & 63)
+            }
+            return
+        }
+        if index == values.count {
             values.append(K.placeholder)
         } else if index > values.count {
             values.append(contentsOf: repeatElement(K.placeholder, count: index + 1 - values.count))
         }
-        let word = index >> 6
         if word >= present.count { present.append(contentsOf: repeatElement(0, count: word + 1 - present.count)) }
         if let value {
             values[index] = value
@@ -254,8 +263,9 @@ final class OrderedIndex<K: IndexKey> {
         let slot = min(firstNotBefore(groupValues, groupPrefixes, groupIDs, from: groupBase, count: size), size - 1)
         let leaf = Int(groupLeaves[groupBase + slot])
         let leafBase = leaf * Self.leafCapacity
+        // The whole node, so that its lines need not wait for its count, read meanwhile.
+        touchLeaf(leafBase, Self.leafCapacity)
         let leafSize = Int(leafCounts[leaf])
-        touchLeaf(leafBase, leafSize)
         return (order, slot, firstNotBefore(leafValues, leafPrefixes, leafIDs, from: leafBase, count: leafSize))
     }
 
@@ -290,9 +300,13 @@ final class OrderedIndex<K: IndexKey> {
     @inline(__always)
     private func touchLeaf(_ base: Int, _ count: Int) { touch(leafValues, leafPrefixes, leafIDs, base, count) }
 
-    /// Reads the cache lines of a group's `count` slots from `base` in the group pool.
+    /// Reads the cache lines of a group's `count` slots from `base` in the group pool, its leaves'
+    /// numbers included (which the descent reads next).
     @inline(__always)
-    private func touchGroup(_ base: Int, _ count: Int) { touch(groupValues, groupPrefixes, groupIDs, base, count) }
+    private func touchGroup(_ base: Int, _ count: Int) {
+        touch(groupValues, groupPrefixes, groupIDs, base, count)
+        touchedSum &+= groupLeaves.withUnsafeBytes { Self.lineSum($0, stride: 4, from: base, count: count) }
+    }
 
     /// The position of the first element with a value not below `bound` (or above it, if not `inclusive`).
     func position(atOrAfter bound: K, inclusive: Bool) -> Position {

@@ -64,6 +64,35 @@ struct ExclusiveSectionTests {
         #expect(Thread.detachAndJoin { canTakeLock(store) })
     }
 
+    @Test("a transaction kept past its section stays ended, however many sections follow")
+    func keptTransactionStaysEnded() throws {
+        let dir = TemporaryDirectory("excl-kept")
+        let store = try open(dir)
+        var kept: MappedKV.Transaction?
+        try store.withExclusiveLock { tx in
+            kept = tx
+            try tx.set(Int32(1), forKey: "a")
+        }
+        for round in 0..<3 {
+            // Each later section gets a transaction that works, and never the one kept above.
+            try store.withExclusiveLock { tx in
+                #expect(tx !== kept)
+                try tx.set(Int32(round), forKey: "b")
+            }
+            #expect {
+                try kept?.set(Int32(9), forKey: "a")
+            } throws: { error in
+                guard case MappedKVError.closed = error else { return false }
+                return true
+            }
+        }
+        #expect(try store.int32(forKey: "a") == 1 && store.int32(forKey: "b") == 2)
+        // A section's transaction that nothing kept serves the next section again, ended in between.
+        var first: ObjectIdentifier?
+        try store.withExclusiveLock { tx in first = ObjectIdentifier(tx) }
+        try store.withExclusiveLock { tx in #expect(ObjectIdentifier(tx) == first) }
+    }
+
     @Test("an error of the body's own reaches the caller unchanged")
     func bodyErrorPassesThrough() throws {
         let dir = TemporaryDirectory("excl-error")

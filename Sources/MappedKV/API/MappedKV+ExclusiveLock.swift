@@ -142,13 +142,21 @@ extension MappedKV {
     }
 
     /// Runs `body` with a transaction in the section this thread has just begun, then ends the section.
+    /// The transaction is the spare one of an earlier section when there is one (taken out, so a
+    /// nested section makes its own), and becomes the spare afterwards if `body` kept no reference
+    /// to it: a transaction anyone kept is never made active again.
     private func inExclusiveSection<R, E: Error>(_ body: (Transaction) throws(E) -> R) throws(E) -> R {
-        let transaction = Transaction(shared: shared)
+        var transaction: Transaction? = shared.spareTransaction.take()
+        if let spare = transaction { spare.begin() } else { transaction = Transaction(shared: shared) }
         defer {
-            transaction.end()
+            if var ended = transaction.take() {
+                ended.end()
+                if isKnownUniquelyReferenced(&ended) { shared.spareTransaction = ended }
+            }
             shared.endExclusiveSection()
             reportChanges()
         }
-        return try body(transaction)
+        // Not nil: set just above, and taken only by the deferred block.
+        return try body(transaction.unsafelyUnwrapped)
     }
 }

@@ -26,6 +26,9 @@ extension MappedKV {
         /// Ends the transaction: later calls throw.
         func end() { isActive = false }
 
+        /// Makes an ended transaction that nothing outside the store references serve a new section.
+        func begin() { isActive = true }
+
         /// Runs `body` on the store, in the section this transaction belongs to.
         private func access<R: Sendable>(_ body: (StoreCore) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
             guard isActive else { throw .closed("the transaction has ended: use it only inside withExclusiveLock") }

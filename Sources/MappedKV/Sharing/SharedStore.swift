@@ -28,6 +28,10 @@ final class SharedStore: Sendable {
     let logger: Logger
     /// The exclusive section a thread may hold on the store (Sharing/ExclusiveSection.swift).
     let section = ExclusiveSection()
+    /// The transaction of an ended section that nothing else kept, for the next section to reuse
+    /// instead of allocating one. Unchecked: only the thread holding the section reads or writes
+    /// it, and the section's gate orders one holder's accesses before the next one's.
+    nonisolated(unsafe) var spareTransaction: MappedKV.Transaction?
     /// The mode and access it was opened with.
     let isMultiProcess: Bool
     let isReadOnly: Bool

@@ -27,7 +27,7 @@ final class BucketIndexSet: @unchecked Sendable {
     /// Whether any index is unique (a put of a set without one checks nothing).
     private var hasUniqueIndex = false
     /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
-    private var plan = ExtractionPlan([])
+    @exclusivity(unchecked) private var plan = ExtractionPlan([])
 
     init(bucket: String) { self.bucket = bucket }
 
@@ -118,7 +118,10 @@ final class BucketIndexSet: @unchecked Sendable {
     func apply(_ values: [IndexValue?], key: String) {
         let id = table.assign(key)
         let prefix = KeyPrefix.of(key)
-        for (index, value) in zip(typed, values) { index.set(value, for: id, prefix: prefix) }
+        // By position over the two arrays: a zip would retain each index on the way.
+        for position in 0..<min(typed.count, values.count) {
+            typed[position].set(values[position], for: id, prefix: prefix)
+        }
     }
 
     /// Adds an index and fills it from `entries` (every entry of the bucket); returns the first

@@ -67,7 +67,9 @@ enum IndexExtraction {
 /// How to read several indexes' values from one record: the indexes over one top-level member of
 /// the JSON value all in one pass over it, the others one by one. The invariant: `values` gives,
 /// position by position, what ``IndexExtraction/value(_:of:)`` gives for each definition.
-struct ExtractionPlan {
+///
+/// A class, so that a put reads it through one reference instead of retaining each of its arrays.
+final class ExtractionPlan: Sendable {
     /// The positions of the definitions read in the one pass, and their members' names.
     private let memberPositions: [Int]
     private let memberNames: [[UInt8]]

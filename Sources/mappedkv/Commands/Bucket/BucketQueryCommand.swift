@@ -145,7 +145,7 @@ struct BucketExportCommand: ParsableCommand {
         let collections = try store.openCollections(readOnly: true)
         defer { collections.close() }
         try reportingCollectionErrors {
-            for name in try bucket.map { [$0] } ?? collections.bucketNames() {
+            for name in try bucket.map({ [$0] }) ?? collections.bucketNames() {
                 var output = ""
                 for entry in try collections.bucket(name, serializer: RawEntrySerializer(), cacheLimit: 0).entries() {
                     output += BucketJSON.line(entry) + "\n"

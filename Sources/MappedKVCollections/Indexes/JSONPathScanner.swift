@@ -326,8 +326,28 @@ struct JSONPathScanner {
         case UInt8(ascii: "\""): return skipString()
         case UInt8(ascii: "n"): return readLiteral("null")
         case .none: return false
-        default: return readScalar() != nil
+        default: return skipPlainInteger() || readScalar() != nil
         }
+    }
+
+    /// Skips a plain integer (an optional minus, then digits up to a byte that cannot continue a
+    /// number), which ``readNumber()`` would accept, without converting it; false, moving nothing,
+    /// for anything else (which the caller reads the long way).
+    private mutating func skipPlainInteger() -> Bool {
+        var index = position
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let digitsStart = index
+        while index < bytes.count, index - digitsStart < 18, (0x30...0x39).contains(bytes[index]) { index += 1 }
+        guard index > digitsStart else { return false }
+        if index < bytes.count {
+            let byte = bytes[index]
+            guard
+                !((0x30...0x39).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
+                    || byte == UInt8(ascii: "E"))
+            else { return false }
+        }
+        position = index
+        return true
     }
 
     private mutating func skipString() -> Bool {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import MappedKVCollections
@@ -137,6 +138,33 @@ struct IndexStructureTests {
                 let oneByOne = names.map { JSONPathScanner.scalar(at: [$0], in: buffer) }
                 #expect(together == oneByOne, "\(document)")
             }
+        }
+    }
+
+    @Test("members skipped before the one read are passed over whatever number they hold, as a JSON parser reads them")
+    func skippedNumbersAgreeWithJSONSerialization() throws {
+        var generator = SystemRandomNumberGenerator()
+        let numbers = [
+            "0", "-0", "7", "-12", "123456789012345678", "1234567890123456789", "-12345678901234567890", "1.5",
+            "-2.25e3", "1E2", "3e-2", "99999999999999999999999",
+        ]
+        for _ in 0..<500 {
+            // Several skipped members of numbers (and one string), then the member read.
+            var members = (0..<Int.random(in: 1...4, using: &generator)).map { position in
+                "\"m\(position)\":\(numbers.randomElement(using: &generator)!)"
+            }
+            members.append(#""s":"a,\"b""#)
+            members.shuffle(using: &generator)
+            let likes = Int64.random(in: -1_000_000...1_000_000, using: &generator)
+            let document = "{" + members.joined(separator: Bool.random(using: &generator) ? "," : " , ")
+                + ",\"likes\":\(likes)}"
+            let parsed = try #require(
+                try JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any], "\(document)")
+            #expect((parsed["likes"] as? NSNumber)?.int64Value == likes)
+            let scanned = Array(document.utf8).withUnsafeBytes {
+                JSONPathScanner.scalars(ofMembers: ["likes", "absent"], in: $0)
+            }
+            #expect(scanned == [.number(Double(likes), exactInteger: likes), nil], "\(document)")
         }
     }
 

@@ -156,7 +156,8 @@ struct IndexStructureTests {
             members.append(#""s":"a,\"b""#)
             members.shuffle(using: &generator)
             let likes = Int64.random(in: -1_000_000...1_000_000, using: &generator)
-            let document = "{" + members.joined(separator: Bool.random(using: &generator) ? "," : " , ")
+            let document =
+                "{" + members.joined(separator: Bool.random(using: &generator) ? "," : " , ")
                 + ",\"likes\":\(likes)}"
             let parsed = try #require(
                 try JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any], "\(document)")

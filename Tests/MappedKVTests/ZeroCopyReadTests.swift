@@ -29,11 +29,21 @@ struct ZeroCopyReadTests {
         for key in keys { try store.set(key, forKey: key) }
         for key in keys.prefix(100).reversed() { try store.set(key + "!", forKey: key) }
         var seen: [String] = []
+        var seenInPlace: [String] = []
+        var payloadsMatch = true
         try store.withExclusiveLock { transaction in
             try transaction.forEachEntry { key, _ in seen.append(key) }
+            // The walk without a list: the same entries in the same order, each with its own value.
+            try transaction.forEachRawEntryInPlace { key, payload in
+                let text = String(decoding: key, as: UTF8.self)
+                seenInPlace.append(text)
+                let value = String(decoding: payload.dropFirst(), as: UTF8.self)
+                payloadsMatch = payloadsMatch && (value == text || value == text + "!")
+            }
         }
         let expected = Array(keys.dropFirst(100)) + keys.prefix(100).reversed()
         #expect(seen == expected)
+        #expect(seenInPlace == expected && payloadsMatch)
     }
 
     @Test(arguments: [0..<33, 0..<64, 1..<25, 40..<52, 63..<64])

@@ -103,6 +103,15 @@ extension MappedKV {
             try access { (core) throws(MappedKVError) -> LiveEntries in try core.liveEntries() }.forEach(body)
         }
 
+        /// ``forEachRawEntry(_:)`` in file order without listing the entries first, for the
+        /// package's own modules (a walk of a large store no longer builds a list as long as the
+        /// store): `body` runs under the store's lock, so it must not call the store.
+        package func forEachRawEntryInPlace(
+            _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) -> Void
+        ) throws(MappedKVError) {
+            try access { (core) throws(MappedKVError) in try core.forEachLiveEntry(body) }
+        }
+
         /// Every key with its stored payload bytes, sorted by key bytes.
         public func entries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
             try access { (core) throws(MappedKVError) -> [(key: String, payload: [UInt8])] in try core.entries() }

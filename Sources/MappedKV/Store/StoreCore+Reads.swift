@@ -124,6 +124,22 @@ extension StoreCore {
         return LiveEntries(mirror: mirror, ranges: ranges)
     }
 
+    /// Calls `body` with every live entry's key and payload bytes where they lie in the mirror, in
+    /// file order: ``liveEntries()`` without building its list. The caller holds the store's lock
+    /// throughout, so `body` must not call the store.
+    func forEachLiveEntry(
+        _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) -> Void
+    ) throws(MappedKVError) {
+        try prepareRead()
+        let now = expiryEnabled ? configuration.clock.now() : 0
+        mirror.withUnsafeBytes { bytes in
+            index.forEachSlotInFileOrder(in: bytes) { slot in
+                guard let range = liveValueRange(slot, now: now) else { return }
+                body(UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange]), UnsafeRawBufferPointer(rebasing: bytes[range]))
+            }
+        }
+    }
+
     /// A snapshot of the file-level state.
     func info() throws(MappedKVError) -> StoreInfo {
         try prepareRead()

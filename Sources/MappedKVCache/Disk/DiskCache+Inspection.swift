@@ -40,7 +40,7 @@ extension DiskCache {
         return try exclusively { transaction -> DiskCacheStatistics in
             var statistics = DiskCacheStatistics()
             var referenced = Set<String>()
-            try transaction.forEachRawEntry { storeKey, payload in
+            try transaction.forEachRawEntryInPlace { storeKey, payload in
                 guard storeKey.count >= 2, storeKey[0] == UInt8(ascii: "e"), storeKey[1] == UInt8(ascii: ":") else {
                     return
                 }

@@ -30,7 +30,8 @@ extension DiskCache {
         var access: [String: UInt64] = [:]
         var batched: [String: UInt64] = [:]
         var entries: [CacheSnapshotEntry] = []
-        try transaction.forEachEntry { storeKey, payload in
+        try transaction.forEachRawEntryInPlace { keyBytes, payload in
+            let storeKey = String(decoding: keyBytes, as: UTF8.self)
             if storeKey.hasPrefix("e:") {
                 let raw = ManifestPayload.bytes(payload) ?? []
                 let record = CacheEntryRecord(decoding: raw)

@@ -193,7 +193,7 @@ final class CollectionIndexes: Sendable {
     private func rebuild(_ transaction: MappedKV.Transaction) throws(CollectionError) {
         var definitions: [ExactString: [IndexDefinition]] = [:]
         do {
-            try transaction.forEachRawEntry { key, payload in
+            try transaction.forEachRawEntryInPlace { key, payload in
                 guard key.first == CollectionKey.definitionPrefix,
                     let (bucket, _) = CollectionKey.decodeDefinition(String(decoding: key, as: UTF8.self)),
                     let definition = try? JSONDecoder().decode(IndexDefinition.self, from: Data(payload))
@@ -201,7 +201,7 @@ final class CollectionIndexes: Sendable {
                 definitions[ExactString(bucket), default: []].append(definition)
             }
         } catch {
-            throw .store(.invalidArgument("\(error)"))
+            throw .store(error)
         }
         let closures = state.withLock { state in
             state.buckets.mapValues { set in set.closures.values.map { $0 } }
@@ -209,6 +209,7 @@ final class CollectionIndexes: Sendable {
         // One pass over the entries: each entry of an indexed bucket gets its ID (its position in
         // `keys`) and its value for every stored index, read from the record in place; closure
         // indexes need the decoded record. The tables and indexes are made at the end, each in one go.
+        // The walks read the store in place under its lock: nothing in them calls the store.
         let order = Array(Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys))
         let stored = order.map { definitions[$0] ?? [] }
         let hasClosures = order.map { closures[$0]?.isEmpty == false }
@@ -220,7 +221,7 @@ final class CollectionIndexes: Sendable {
         var decoded: [[(key: String, record: EntryRecord)]] = Array(repeating: [], count: order.count)
         if !order.isEmpty {
             do {
-                try transaction.forEachRawEntry { key, payload in
+                try transaction.forEachRawEntryInPlace { key, payload in
                     guard key.first == 2, let which = prefixes.firstIndex(where: { key.starts(with: $0) }),
                         let view = try? EntryRecordView(payload)
                     else { return }
@@ -240,7 +241,7 @@ final class CollectionIndexes: Sendable {
                     }
                 }
             } catch {
-                throw .store(.invalidArgument("\(error)"))
+                throw .store(error)
             }
         }
         var buckets: [ExactString: BucketIndexSet] = [:]
@@ -266,7 +267,7 @@ final class CollectionIndexes: Sendable {
         let prefix = Array(CollectionKey.prefix(ofBucket: bucket).utf8)
         var entries: [(key: String, record: EntryRecord)] = []
         do {
-            try transaction.forEachRawEntry { key, payload in
+            try transaction.forEachRawEntryInPlace { key, payload in
                 guard key.starts(with: prefix),
                     let (owner, entryKey) = CollectionKey.decode(key),
                     owner == bucket, let record = try? EntryRecord(decoding: payload)
@@ -274,7 +275,7 @@ final class CollectionIndexes: Sendable {
                 entries.append((entryKey, record))
             }
         } catch {
-            throw .store(.invalidArgument("\(error)"))
+            throw .store(error)
         }
         return entries
     }

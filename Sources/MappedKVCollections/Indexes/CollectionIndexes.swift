@@ -220,6 +220,8 @@ final class CollectionIndexes: Sendable {
         var columns: [[[(IndexValue, UInt32)]]] = stored.map { Array(repeating: [], count: $0.count) }
         var decoded: [[(key: String, record: EntryRecord)]] = Array(repeating: [], count: order.count)
         if !order.isEmpty {
+            // One array for every entry's values, refilled in place.
+            var values: [IndexValue?] = []
             do {
                 try transaction.forEachRawEntryInPlace { key, payload in
                     guard key.first == 2, let which = prefixes.firstIndex(where: { key.starts(with: $0) }),
@@ -230,7 +232,7 @@ final class CollectionIndexes: Sendable {
                         decoding: UnsafeRawBufferPointer(rebasing: key[prefixes[which].count...]), as: UTF8.self)
                     let id = UInt32(keys[which].count)
                     keys[which].append(entryKey)
-                    let values = plans[which].values(valueBytes: view.valueBytes) { position in
+                    plans[which].values(valueBytes: view.valueBytes, into: &values) { position in
                         IndexExtraction.value(stored[which][position], of: view)
                     }
                     for (position, value) in values.enumerated() {

@@ -22,7 +22,9 @@ extension Bucket {
             try indexes.synchronize()
             let (before, rows) = try selectRows(query)
             let page = try fetch(rows, query)
-            do { try store.synchronizeChanges() } catch { throw .store(error) }
+            if store.isMultiProcess {
+                do { try store.synchronizeChanges() } catch { throw .store(error) }
+            }
             let after = indexes.state.withLock { $0.changes }
             if before == after, let page { return page }
         }

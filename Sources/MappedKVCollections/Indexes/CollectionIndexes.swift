@@ -134,6 +134,9 @@ final class CollectionIndexes: Sendable {
 
     /// Brings the indexes up to date with every write made before the call.
     func synchronize() throws(CollectionError) {
+        // Only other processes make changes this process must catch up with, and a store opened
+        // for one process has none (its checks would find nothing, at the cost of a lock).
+        guard store.isMultiProcess else { return }
         do { try store.synchronizeChanges() } catch { throw .store(error) }
         guard state.withLock({ !$0.dirty.isEmpty || $0.needsRebuild }) else { return }
         try inSection { _ throws(CollectionError) in }
@@ -141,6 +144,7 @@ final class CollectionIndexes: Sendable {
 
     /// Applies other processes' changes (inside the section, so nothing changes meanwhile).
     private func applyPending(_ transaction: MappedKV.Transaction) throws(CollectionError) {
+        guard store.isMultiProcess else { return }  // as in `synchronize()`
         while true {
             do { try store.synchronizeChanges() } catch { throw .store(error) }
             let (dirty, rebuildAll) = state.withLock { state in

@@ -135,7 +135,8 @@ extension StoreCore {
         mirror.withUnsafeBytes { bytes in
             index.forEachSlotInFileOrder(in: bytes) { slot in
                 guard let range = liveValueRange(slot, now: now) else { return }
-                body(UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange]), UnsafeRawBufferPointer(rebasing: bytes[range]))
+                let key = UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange])
+                body(key, UnsafeRawBufferPointer(rebasing: bytes[range]))
             }
         }
     }

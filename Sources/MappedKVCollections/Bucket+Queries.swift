@@ -96,10 +96,14 @@ extension Bucket {
             }
         } else {
             // No cache to check against the stored bytes: the records are read where they lie, up
-            // to the first that is gone or malformed (values are decoded after, outside the store's lock).
+            // to the first that is gone or malformed. Values are decoded after, outside the store's
+            // lock, except raw bytes, whose entries are made at once (their decoding is the copy).
             var records: [EntryRecord] = []
-            records.reserveCapacity(pageRows.count)
+            records.reserveCapacity(storesRawBytes ? 0 : pageRows.count)
             var stop: (position: Int, error: EntryRecordError?)?
+            let rows = pageRows.startIndex
+            let name = self.name
+            let raw = storesRawBytes
             do {
                 try store.withPayloads(forKeys: storeKeys) { position, payload in
                     guard stop == nil else { return }
@@ -108,7 +112,17 @@ extension Bucket {
                         return
                     }
                     do throws(EntryRecordError) {
-                        records.append(try EntryRecord(decoding: payload))
+                        guard raw else { return records.append(try EntryRecord(decoding: payload)) }
+                        let view = try EntryRecordView(payload)
+                        // `Value` is `[UInt8]` here (`storesRawBytes`): the cast costs nothing once specialized.
+                        guard let value = Array(view.valueBytes) as? Value else {
+                            throw EntryRecordError("raw bytes where the bucket's values are not bytes")
+                        }
+                        entries.append(
+                            Entry(
+                                bucket: name, key: pageRows[rows + position].key, value: value,
+                                metadata: try view.metadata(), created: EntryRecord.date(view.createdMilliseconds),
+                                modified: EntryRecord.date(view.modifiedMilliseconds)))
                     } catch {
                         stop = (position, error)
                     }

@@ -19,6 +19,9 @@ public final class Bucket<Value: Sendable>: Sendable {
     /// Whether decoded entries are cached: not for raw bytes, whose decoding is one copy, no
     /// dearer than checking the cache.
     let cachesEntries: Bool
+    /// Whether values are the stored bytes themselves (``RawEntrySerializer``): a page then makes
+    /// its entries straight from the records where they lie, since decoding is only a copy.
+    let storesRawBytes: Bool
     /// The bytes every store key of the bucket starts with (``CollectionKey/prefix(ofBucket:)``).
     let keyPrefix: String
     /// The bucket's index set as last looked up. Unchecked: read and written only under the
@@ -35,6 +38,7 @@ public final class Bucket<Value: Sendable>: Sendable {
         self.serializer = serializer
         self.cache = Mutex(DecodedCache(limit: cacheLimit))
         self.cachesEntries = cacheLimit > 0 && !(serializer is RawEntrySerializer)
+        self.storesRawBytes = serializer is RawEntrySerializer && Value.self == [UInt8].self
         self.keyPrefix = CollectionKey.prefix(ofBucket: name)
     }
 

@@ -76,6 +76,28 @@ struct QueryTests {
         #expect(try other.count(where: [.greater("age", .int(35))]) == 2)
     }
 
+    @Test("a page of a raw-bytes bucket gives each entry as a single read does: value, metadata, times")
+    func rawBytesPagesMatchSingleReads() throws {
+        let dir = try ScratchDirectory()
+        let collections = try CollectionStore(id: "raw", directory: dir.path)
+        let blobs = collections.bucket("blobs", serializer: RawEntrySerializer())
+        try blobs.addIndex("rank", type: .int, source: .metadata("rank"))
+        for number in 0..<30 {
+            let metadata: [String: MetadataValue] =
+                number % 3 == 0 ? [:] : ["rank": .int(Int64(number)), "tag": .string("t\(number)")]
+            try blobs.put((0..<number).map { UInt8($0) }, forKey: "b\(number)", metadata: metadata)
+        }
+        let page = try blobs.query(Query(where: [.greater("rank", .int(4))], orderBy: "rank", limit: 7))
+        #expect(page.entries.map(\.key) == ["b5", "b7", "b8", "b10", "b11", "b13", "b14"])
+        for entry in page.entries {
+            #expect(try blobs.entry(forKey: entry.key) == entry)
+            #expect(entry.bucket == "blobs" && entry.metadata["tag"] == .string("t\(entry.value.count)"))
+        }
+        let rest = try blobs.query(
+            Query(where: [.greater("rank", .int(4))], orderBy: "rank", limit: 100, after: page.cursor))
+        #expect(rest.entries.count == 10 && rest.cursor == nil)
+    }
+
     @Test("a cursor continues correctly after entries are added before it")
     func keysetPaging() throws {
         let dir = try ScratchDirectory()

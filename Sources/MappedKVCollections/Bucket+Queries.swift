@@ -101,7 +101,7 @@ extension Bucket {
             var records: [EntryRecord] = []
             records.reserveCapacity(storesRawBytes ? 0 : pageRows.count)
             var stop: (position: Int, error: EntryRecordError?)?
-            let rows = pageRows.startIndex
+            let firstRow = pageRows.startIndex
             let name = self.name
             let raw = storesRawBytes
             do {
@@ -120,7 +120,7 @@ extension Bucket {
                         }
                         entries.append(
                             Entry(
-                                bucket: name, key: pageRows[rows + position].key, value: value,
+                                bucket: name, key: pageRows[firstRow + position].key, value: value,
                                 metadata: try view.metadata(), created: EntryRecord.date(view.createdMilliseconds),
                                 modified: EntryRecord.date(view.modifiedMilliseconds)))
                     } catch {
@@ -132,7 +132,7 @@ extension Bucket {
             }
             if let stop {
                 guard let error = stop.error else { return nil }
-                let key = pageRows[pageRows.startIndex + stop.position].key
+                let key = pageRows[firstRow + stop.position].key
                 throw .malformedEntry(bucket: name, key: key, reason: "\(error)")
             }
             for (row, record) in zip(pageRows, records) { entries.append(try entry(of: record, key: row.key)) }

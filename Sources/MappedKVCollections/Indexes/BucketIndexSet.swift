@@ -50,7 +50,7 @@ final class BucketIndexSet: @unchecked Sendable {
         return values
     }
 
-    /// ``values(of:key:)`` written into `values` (emptied first, its capacity kept).
+    /// ``values(of:key:)`` written into `values` (overwritten in place when it has the right count).
     func values(of record: EntryRecord, key: String, into values: inout [IndexValue?]) {
         record.valueBytes.withUnsafeBytes { bytes in
             plan.values(valueBytes: bytes, into: &values) { position in

@@ -96,16 +96,10 @@ final class ExtractionPlan: Sendable {
         count = definitions.count
     }
 
-    /// The value of every definition: the planned ones from `valueBytes` (the JSON value), the
-    /// others from `other` (given the position).
-    func values(valueBytes: UnsafeRawBufferPointer, other: (Int) -> IndexValue?) -> [IndexValue?] {
-        var result: [IndexValue?] = []
-        values(valueBytes: valueBytes, into: &result, other: other)
-        return result
-    }
-
-    /// ``values(valueBytes:other:)`` written into `result`, overwritten in place when it has the
-    /// right count already, so that a caller reusing one array allocates nothing.
+    /// Writes the value of every definition into `result`, position by position: the planned ones
+    /// from `valueBytes` (the JSON value), the others from `other` (given the position). `result`
+    /// is overwritten in place when it has the right count already, so that a caller reusing one
+    /// array allocates nothing.
     func values(valueBytes: UnsafeRawBufferPointer, into result: inout [IndexValue?], other: (Int) -> IndexValue?) {
         if result.count != count { result = [IndexValue?](repeating: nil, count: count) }
         guard !memberNames.isEmpty else {

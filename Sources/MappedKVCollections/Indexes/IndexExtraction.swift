@@ -101,7 +101,13 @@ final class ExtractionPlan: Sendable {
     /// is overwritten in place when it has the right count already, so that a caller reusing one
     /// array allocates nothing.
     func values(valueBytes: UnsafeRawBufferPointer, into result: inout [IndexValue?], other: (Int) -> IndexValue?) {
-        if result.count != count { result = [IndexValue?](repeating: nil, count: count) }
+        if result.count != count {
+            // Appended, not `Array(repeating:count:)`, which for an optional enum runs unspecialized
+            // generic code (about 600 instructions; 87228de).
+            result.removeAll(keepingCapacity: true)
+            result.reserveCapacity(count)
+            for _ in 0..<count { result.append(nil) }
+        }
         guard !memberNames.isEmpty else {
             for position in 0..<count { result[position] = other(position) }
             return

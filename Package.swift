@@ -36,8 +36,10 @@ let package = Package(
         .target(name: "MappedKVFormat", dependencies: ["CCRC32", "CZlib"]),
         // Layer 2: cryptography through libcrypto.
         .target(name: "MappedKVCrypto", dependencies: ["CLibCrypto"]),
+        // Atomics over shared mappings and the futex call, for the shared-memory lock.
+        .target(name: "CFutex"),
         // Layer 3: files, mappings and locks.
-        .target(name: "MappedKVIO"),
+        .target(name: "MappedKVIO", dependencies: ["CFutex"]),
         // Layer 4 and 5: the store and its public API.
         .target(
             name: "MappedKV",

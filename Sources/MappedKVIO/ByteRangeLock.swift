@@ -30,4 +30,20 @@ public enum ByteRangeLock {
             throw SystemError("fcntl(F_OFD_SETLK)", path: file.path, errno: code)
         }
     }
+
+    /// `F_OFD_GETLK` (the same value on every Linux architecture).
+    private static let getLockCommand: Int32 = 36
+
+    /// Whether another open file description holds a lock on any of the `length` bytes at
+    /// `offset` of `file` (locks of `file`'s own description do not count). Nothing is taken.
+    public static func isLockedByOthers(_ file: FileDescriptor, offset: Int, length: Int) throws(SystemError) -> Bool {
+        var request = Glibc.flock()
+        request.l_type = Int16(F_WRLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(offset)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        _ = try syscall("fcntl(F_OFD_GETLK)", path: file.path) { fcntl(file.rawValue, getLockCommand, &request) }
+        return request.l_type != Int16(F_UNLCK)
+    }
 }

@@ -1,0 +1,68 @@
+import Glibc
+
+/// A process told apart from any later process that reuses its ID: its process ID and its start
+/// time in clock ticks since boot (field 22 of `/proc/<pid>/stat`), packed into the 63 high bits
+/// of a word whose lowest bit is left free.
+///
+/// The shared-memory lock (``SharedMemoryLock``) stores the holder's identity in its lock word, so
+/// that a waiter can tell a holder that is still running from one that died (killed, crashed)
+/// without releasing it. Processes that share a lock must see one PID namespace.
+public struct ProcessIdentity: Equatable, Sendable {
+    /// The packed form: process ID in bits 32...63, start time (low 31 bits) in bits 1...31, bit 0 clear.
+    public let word: UInt64
+
+    /// The identity held in a lock word (its lowest bit ignored).
+    public init(word: UInt64) { self.word = word & ~1 }
+
+    /// Packs a process ID and start time.
+    public init(processID: Int32, startTime: UInt64) {
+        word = UInt64(UInt32(bitPattern: processID)) << 32 | (startTime & 0x7FFF_FFFF) << 1
+    }
+
+    /// The process ID.
+    public var processID: Int32 { Int32(bitPattern: UInt32(truncatingIfNeeded: word >> 32)) }
+
+    /// This process, read once. A child made by `fork` without `exec` inherits its parent's value,
+    /// so such a child must not take locks that its parent's identity may hold.
+    public static let current: ProcessIdentity = {
+        let id = getpid()
+        return ProcessIdentity(processID: id, startTime: startTime(of: id) ?? 0)
+    }()
+
+    /// Whether the process this identity names is still running: false when no process has its
+    /// ID, the one that has it started at another time (the ID was reused), or it is a zombie
+    /// (it has exited and only waits for its parent to reap it).
+    public var isRunning: Bool {
+        let id = processID
+        // This process's ID: running if the identity is this process's, not an earlier holder of the ID.
+        if id == ProcessIdentity.current.processID { return self == ProcessIdentity.current }
+        guard let status = Self.status(of: id) else {
+            // No readable /proc entry: ask the kernel whether the ID exists at all.
+            return kill(id, 0) == 0 || Glibc.errno != ESRCH
+        }
+        if status.state == UInt8(ascii: "Z") || status.state == UInt8(ascii: "X") { return false }
+        return ProcessIdentity(processID: id, startTime: status.startTime) == self
+    }
+
+    /// The start time of process `id` in clock ticks since boot, or nil if it cannot be read.
+    public static func startTime(of id: Int32) -> UInt64? { status(of: id)?.startTime }
+
+    /// The state letter and start time from `/proc/<id>/stat`, or nil if it cannot be read.
+    static func status(of id: Int32) -> (state: UInt8, startTime: UInt64)? {
+        let fd = Glibc.open("/proc/\(id)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        // "pid (comm) state ppid ...": the command may hold spaces and parentheses, so the
+        // fields are counted from the last ')'.
+        guard let close = buffer[..<count].lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = buffer[(close + 1)..<count].split(separator: UInt8(ascii: " "))
+        // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
+        guard fields.count > 19, let state = fields[0].first,
+            let start = UInt64(String(decoding: fields[19], as: UTF8.self))
+        else { return nil }
+        return (state, start)
+    }
+}

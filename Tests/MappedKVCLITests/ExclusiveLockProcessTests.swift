@@ -9,24 +9,28 @@ import Testing
 
 @Suite("Exclusive lock across processes", .serialized)
 struct ExclusiveLockProcessTests {
-    func open(_ root: String) throws -> MappedKV {
-        try MappedKV(id: "s", directory: root, configuration: Configuration(isMultiProcess: true))
+    func open(_ root: String, _ lock: ProcessLock) throws -> MappedKV {
+        try MappedKV(id: "s", directory: root, configuration: Configuration(isMultiProcess: true, processLock: lock))
     }
 
-    func storeArguments(_ root: String) -> [String] { CLI.store(root, "s") + ["--multi-process"] }
+    func storeArguments(_ root: String, _ lock: ProcessLock) -> [String] {
+        CLI.store(root, "s") + ["--multi-process", "--lock", lock == .flock ? "flock" : "shared-memory"]
+    }
 
     /// A child holding the store's exclusive lock until released; it sets `released` to `yes` just before.
-    func holdExclusively(_ root: String) throws -> HeldStore {
-        try HeldStore(storeArguments(root) + ["--exclusive", "--set-on-release", "released", "yes"])
+    func holdExclusively(_ root: String, _ lock: ProcessLock) throws -> HeldStore {
+        try HeldStore(storeArguments(root, lock) + ["--exclusive", "--set-on-release", "released", "yes"])
     }
 
-    @Test("tryExclusiveLock and tryLock return nil at once while another process holds the lock; lock waits")
-    func tryFormsAnswerAtOnce() throws {
+    @Test(
+        "tryExclusiveLock and tryLock return nil at once while another process holds the lock; lock waits",
+        arguments: [ProcessLock.flock, .sharedMemory])
+    func tryFormsAnswerAtOnce(lock: ProcessLock) throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            let store = try open(root)
+            let store = try open(root, lock)
             try store.set(Int64(1), forKey: "n")
-            let holder = try holdExclusively(root)
+            let holder = try holdExclusively(root, lock)
             #expect(try store.tryExclusiveLock { _ in true } == nil)
             #expect(try canTakeLock(store) == false)
             // lock() on another thread waits for the child, and then sees its last write.
@@ -48,13 +52,13 @@ struct ExclusiveLockProcessTests {
 
     @Test(
         "waiters in the async form leave the cooperative threads free, and run once the other process releases",
-        .timeLimit(.minutes(2)))
-    func asyncFormDoesNotBlockThreads() async throws {
+        .timeLimit(.minutes(2)), arguments: [ProcessLock.flock, .sharedMemory])
+    func asyncFormDoesNotBlockThreads(lock: ProcessLock) async throws {
         let tmp = try TemporaryDirectory()
         defer { tmp.remove() }
         let root = tmp.path("root")
-        let store = try open(root)
-        let holder = try holdExclusively(root)
+        let store = try open(root, lock)
+        let holder = try holdExclusively(root, lock)
         // More waiters than the cooperative pool has threads (one per core): if waiting blocked a
         // thread, the later ones could never start and this test would hang until its time limit.
         let waiterCount = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
@@ -78,11 +82,13 @@ struct ExclusiveLockProcessTests {
         for waiter in waiters { #expect(try await waiter.value == "yes") }
     }
 
-    @Test("a counter incremented under the guard here and under the lock by 3 child processes ends at the exact total")
-    func guardCounterWithChildren() throws {
+    @Test(
+        "a counter incremented under the guard here and under the lock by 3 child processes ends at the exact total",
+        arguments: [ProcessLock.flock, .sharedMemory])
+    func guardCounterWithChildren(lock: ProcessLock) throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
-            let store = try open(root)
+            let store = try open(root, lock)
             let perProcess = 150
             let script = String(repeating: "incr-int64 n 1\n", count: perProcess)
             let results = Mutex<[CLIResult]>([])
@@ -92,7 +98,7 @@ struct ExclusiveLockProcessTests {
                 group.enter()
                 Thread {
                     defer { group.leave() }
-                    let result = try? CLI.run(["apply", "--create"] + storeArguments(root), stdin: script)
+                    let result = try? CLI.run(["apply", "--create"] + storeArguments(root, lock), stdin: script)
                     results.withLock { if let result { $0.append(result) } }
                 }.start()
             }

@@ -75,6 +75,35 @@ struct StressTests {
         }
     }
 
+    @Test(
+        "shared-memory lock: children killed every 20 ms and restarted, no violation and no lost increment",
+        arguments: ["mixed", "counter"])
+    func sharedMemoryLockKills(workload: String) throws {
+        try TemporaryDirectory.with { tmp in
+            let root = tmp.path("root")
+            let summary = try stress(
+                root,
+                [
+                    "--processes", "4", "--ops", "300", "--seed", "15", "--kill-interval-ms", "20", "--workload",
+                    workload, "--lock", "shared-memory",
+                ],
+                operations: 1200)
+            #expect(summary.kills > 0)
+            if workload == "counter" {
+                // The verifier refuses a value acknowledged twice (a lost update); every acknowledged
+                // increment is in the counter, and one a kill cut off after its write may be too.
+                let counter = try CLI.succeed(
+                    [
+                        "get", "--root", root, "--id", "stress", "--type", "int64", "--multi-process", "--lock",
+                        "shared-memory", "counter",
+                    ])
+                let value = try #require(Int(counter.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+                #expect(value >= 1200 && value <= 1200 + summary.kills, "\(counter)")
+            }
+            print("stress with kills, shared-memory lock, \(workload): \(summary)")
+        }
+    }
+
     @Test("4 processes creating a store at the same moment: 20 times, no increment is lost")
     func concurrentCreation() throws {
         try TemporaryDirectory.with { tmp in

@@ -52,14 +52,20 @@ public struct Configuration: Sendable {
     /// that such a store is refused with ``MappedKVError/unsupported(_:)`` instead of being read
     /// or written as plain keys; `CollectionStore` turns it on.
     public var opensCollectionStores = false
+    /// The inter-process lock of a multi-process store: MMKV's `flock` (the default) or the faster
+    /// ``ProcessLock/sharedMemory`` lock, which MMKV processes cannot share. Ignored in
+    /// single-process mode, where no other process can have the store open.
+    public var processLock: ProcessLock
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,
     /// creating it if it does not exist.
     public init(
         isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
         cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
-        comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true
+        comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true,
+        processLock: ProcessLock = .flock
     ) {
+        self.processLock = processLock
         self.isReadOnly = isReadOnly
         self.isMultiProcess = isMultiProcess
         self.expectedCapacity = expectedCapacity

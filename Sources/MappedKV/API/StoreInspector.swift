@@ -35,6 +35,8 @@ public enum StoreInspector {
         }
         defer { meta.close() }  // which also releases the lock
         _ = try systemCall { () throws(SystemError) in try FileLock(meta).lock(.shared) }
+        let sharedMemoryLock = try StoreLock.sharedMemoryLockIfPresent(location, kind: .shared)
+        defer { withExtendedLifetime(sharedMemoryLock) {} }
         return try readWholeFile(location.journalPath)
     }
 

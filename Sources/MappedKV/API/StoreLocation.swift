@@ -18,6 +18,9 @@ public struct StoreLocation: Equatable, Hashable, Sendable {
     /// The path of MappedKV's write-back journal (`<data file>.writeback`), which exists only while
     /// a full write-back is in progress or was interrupted.
     public var journalPath: String { dataPath + ".writeback" }
+    /// The path of the shared-memory lock file (`<data file>.lock`), which exists while the store
+    /// is shared with ``ProcessLock/sharedMemory`` (docs/FORMAT.md 6.6).
+    public var lockPath: String { dataPath + ".lock" }
 
     /// The characters that make MMKV hash an ID into a file name.
     static let specialCharacters: Set<Character> = ["\\", "/", ":", "*", "?", "\"", "<", ">", "|"]

@@ -179,6 +179,15 @@ enum StoreRegistry {
                             + (store.isMultiProcess ? "in multi-process mode" : "in single-process mode")
                             + (store.isReadOnly ? ", read-only" : ", read-write"))
                 }
+                let sameLock = store.core.withLock { core in
+                    !core.isMultiProcess || core.configuration.processLock == configuration.processLock
+                }
+                guard sameLock else {
+                    throw .modeConflict(
+                        id: location.id,
+                        reason: "this process already has it open with the other processLock ("
+                            + (configuration.processLock == .flock ? ".sharedMemory" : ".flock") + ")")
+                }
                 let sameKey = store.core.withLock { core in core.cryptKey == configuration.cryptKey }
                 guard sameKey else {
                     throw .modeConflict(

@@ -4,7 +4,7 @@ import MappedKVIO
 
 /// A store's inter-process locks taken by a process that does not have the store open: the
 /// `flock` on the meta file and the shared mode lock (docs/FORMAT.md 6.1), on a descriptor of
-/// its own.
+/// its own, and the shared-memory lock too while the store has one (6.6).
 ///
 /// The invariant: while it is held, no MappedKV or MMKV multi-process instance reads or writes
 /// the store against the lock taken (shared: no writer; exclusive: nobody), and no single-process
@@ -14,6 +14,8 @@ final class DetachedStoreLock {
     /// The meta file, open for the lock.
     let metaFile: FileDescriptor
     private let lock: FileLock
+    /// The store's shared-memory lock, also held if the store has one (docs/FORMAT.md 6.6).
+    private var sharedMemoryLock: SharedMemoryLock?
 
     private init(metaFile: FileDescriptor, lock: FileLock) {
         self.metaFile = metaFile
@@ -53,6 +55,7 @@ final class DetachedStoreLock {
             guard shared else {
                 throw .modeConflict(id: location.id, reason: "another process has it open in single-process mode")
             }
+            held.sharedMemoryLock = try StoreLock.sharedMemoryLockIfPresent(location, kind: kind)
             return held
         }
         throw .closed("store '\(location.id)' was removed again and again while waiting for its lock")

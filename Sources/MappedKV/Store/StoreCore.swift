@@ -110,10 +110,10 @@ final class StoreCore {
         self.signal = signal
         self.cryptKey = configuration.cryptKey
 
-        // Returns holding the flock: exclusive for read-write (creation and sizing happen under it), else shared.
+        // Returns holding the lock: exclusive for read-write (creation and sizing happen under it), else shared.
         let files = try StoreFiles.open(
             location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess,
-            createsIfMissing: configuration.createsIfMissing)
+            processLock: configuration.processLock, createsIfMissing: configuration.createsIfMissing)
         let access: StoreLoader.Access = configuration.isReadOnly ? .readOnly : .exclusive
         let policy = StoreLoader.DamagePolicy.consult(configuration.recoveryHandler)
         let outcome = try StoreLoader.load(

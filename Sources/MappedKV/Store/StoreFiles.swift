@@ -16,16 +16,17 @@ final class StoreFiles {
     private let data: MappedRegion
     private let meta: MappedRegion
     private var isOpen = true
-    /// The inter-process lock: `flock` on the meta file (docs/FORMAT.md 6.1).
-    let lock: FileLock
+    /// The inter-process lock: `flock` on the meta file (docs/FORMAT.md 6.1), or the shared-memory lock (6.6).
+    let lock: StoreLock
     /// The data file's device and inode, which identify the store within a process.
     let identity: FileIdentity
     /// Where the crash-simulation tests collect this store's writes; nil outside them.
     let recorder: WriteRecorder?
 
-    private init(
+    /// Takes over files opened, locked and mapped by ``open(_:readOnly:multiProcess:processLock:createsIfMissing:)``.
+    init(
         location: StoreLocation, isReadOnly: Bool, dataFile: FileDescriptor, metaFile: FileDescriptor,
-        data: MappedRegion, meta: MappedRegion, lock: FileLock, identity: FileIdentity
+        data: MappedRegion, meta: MappedRegion, lock: StoreLock, identity: FileIdentity
     ) {
         self.location = location
         self.isReadOnly = isReadOnly
@@ -40,163 +41,6 @@ final class StoreFiles {
 
     deinit { close() }
 
-    /// Opens both files, takes the inter-process lock and the mode lock, and maps the files at
-    /// their sizes as seen under the lock; nothing existing is changed.
-    ///
-    /// Returns with the `flock` held: exclusive for a read-write open (creating, sizing and
-    /// repairing happen under it), shared for a read-only one. The caller releases it.
-    ///
-    /// The mode lock is an OFD lock on byte 1 of the meta file, held until the files are closed:
-    /// shared for multi-process and read-only instances, exclusive for a single-process writer,
-    /// so that a store cannot be written in single-process mode while anyone else has it open.
-    static func open(
-        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, createsIfMissing: Bool = true
-    ) throws(MappedKVError) -> StoreFiles {
-        // A store removed (`MappedKV.removeStore`) while this open waited for its lock leaves the
-        // open holding deleted files: it starts again by name, so it never writes to files no
-        // other opener can find.
-        for _ in 0..<8 {
-            if let files = try openOnce(
-                location, readOnly: readOnly, multiProcess: multiProcess, createsIfMissing: createsIfMissing)
-            {
-                return files
-            }
-        }
-        throw .closed("store '\(location.id)' was removed again and again while it was being opened")
-    }
-
-    /// One attempt of ``open(_:readOnly:multiProcess:)``: nil if the files were deleted while it
-    /// waited for the lock.
-    private static func openOnce(
-        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, createsIfMissing: Bool
-    ) throws(MappedKVError) -> StoreFiles? {
-        let dataExists = Directory.fileExists(location.dataPath)
-        let metaExists = Directory.fileExists(location.metaPath)
-        if readOnly {
-            guard dataExists, metaExists else { throw .storeNotFound(path: location.dataPath) }
-        } else if !dataExists || !metaExists {
-            // Neither file: the store does not exist (one file alone is a damaged store).
-            if !createsIfMissing && !dataExists && !metaExists { throw .storeNotFound(path: location.dataPath) }
-            try refuseToRecreateHalf(location, dataExists: dataExists, metaExists: metaExists)
-            try systemCall { () throws(SystemError) in try Directory.create(location.fileDirectory) }
-        }
-        let access: FileDescriptor.Access = readOnly ? .readOnly : .readWriteCreate
-        let dataFile: FileDescriptor
-        let metaFile: FileDescriptor
-        dataFile = try systemCall { () throws(SystemError) in try FileDescriptor.open(location.dataPath, access: access)
-        }
-        do { metaFile = try FileDescriptor.open(location.metaPath, access: access) } catch {
-            dataFile.close()
-            throw .system(error)
-        }
-        // Closing the descriptors releases both locks.
-        let files: StoreFiles?
-        do {
-            let lock = FileLock(metaFile)
-            try lock.lock(readOnly ? .shared : .exclusive)
-            let metaLinks = try metaFile.linkCount()
-            let dataLinks = try dataFile.linkCount()
-            if metaLinks == 0 || dataLinks == 0 {
-                dataFile.close()
-                metaFile.close()
-                return nil
-            }
-            let modeKind: LockKind = multiProcess || readOnly ? .shared : .exclusive
-            if try takeModeLock(metaFile, kind: modeKind) {
-                let data = try MappedRegion(file: dataFile, length: try dataFile.size(), writable: !readOnly)
-                let meta = try MappedRegion(file: metaFile, length: try metaFile.size(), writable: !readOnly)
-                files = StoreFiles(
-                    location: location, isReadOnly: readOnly, dataFile: dataFile, metaFile: metaFile,
-                    data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile))
-            } else {
-                files = nil
-            }
-        } catch {
-            dataFile.close()
-            metaFile.close()
-            throw .system(error)
-        }
-        guard let files else {
-            let reason = modeConflictReason(metaFile, wanted: multiProcess || readOnly ? .shared : .exclusive)
-            dataFile.close()
-            metaFile.close()
-            throw .modeConflict(id: location.id, reason: reason)
-        }
-        return files
-    }
-
-    /// What holds the mode lock that `wanted` could not get, and what to do: the other opener's mode,
-    /// read from which kind of lock it still allows, and the processes that have the files open.
-    private static func modeConflictReason(_ metaFile: FileDescriptor, wanted: LockKind) -> String {
-        let holders = FileHolders.processIDs(holding: metaFile.path)
-        let who =
-            holders.isEmpty
-            ? "another process" : "another process (pid \(holders.map(String.init).joined(separator: ", ")))"
-        // A shared lock is refused only by a single-process writer's exclusive one. (Our probe's
-        // lock goes when the caller closes the file.)
-        let othersShare =
-            wanted == .exclusive
-            && ((try? ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: .shared)) ?? false)
-        if othersShare {
-            return "\(who) has it open in multi-process mode (or read-only), which a single-process open cannot "
-                + "join: open it with isMultiProcess: true (CLI: --multi-process) to share it"
-        }
-        return "\(who) has it open in single-process mode, which cannot be shared: close it there, or open it "
-            + "with isMultiProcess: true (CLI: --multi-process) in every process that uses it"
-    }
-
-    /// Takes the mode lock, waiting out a conflict that lasts less than about a quarter second.
-    ///
-    /// A child forked by this process holds copies of its descriptors until it calls `exec`, and
-    /// with them the locks of descriptors this process has since closed; such a conflict is gone
-    /// within milliseconds. A store really open in another mode stays locked and is reported.
-    static func takeModeLock(_ metaFile: FileDescriptor, kind: LockKind) throws(SystemError) -> Bool {
-        var delay: UInt32 = 500
-        for _ in 0..<10 {
-            if try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: kind) { return true }
-            usleep(delay)
-            delay = min(delay * 2, 64_000)
-        }
-        return try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: kind)
-    }
-
-    /// Refuses to create one file of a pair when the other holds data: a fresh file beside it
-    /// would make that data unreachable, and the next write-back would destroy it.
-    private static func refuseToRecreateHalf(
-        _ location: StoreLocation, dataExists: Bool, metaExists: Bool
-    ) throws(MappedKVError) {
-        if dataExists && !metaExists {
-            let data = try readFile(location.dataPath)
-            // An all-zero data file holds nothing: creating its meta is safe. The existence checks
-            // ran without a lock, so a concurrent creator (data file first, then meta, then the
-            // first write) may have made the meta since: only a meta that is still missing counts.
-            if data.contains(where: { $0 != 0 }) && !Directory.fileExists(location.metaPath) {
-                throw .corrupted(id: location.id, reason: .metaFileMissing)
-            }
-        }
-        if metaExists && !dataExists {
-            let bytes = try readFile(location.metaPath, count: MetaInfo.size)
-            if bytes.count >= MetaInfo.size, let meta = try? MetaInfo(parsing: bytes),
-                meta.normalized.holdsActualSize, meta.actualSize > 0,
-                // A meta that records data was written after its data file was created; a data
-                // file that exists now was created by a concurrent opener after the first check.
-                !Directory.fileExists(location.dataPath)
-            {
-                throw .corrupted(id: location.id, reason: .dataFileMissing)
-            }
-        }
-    }
-
-    /// The first `count` bytes of the file at `path` (all of it when `count` is nil).
-    private static func readFile(_ path: String, count: Int? = nil) throws(MappedKVError) -> [UInt8] {
-        try systemCall { () throws(SystemError) in
-            let file = try FileDescriptor.open(path, access: .readOnly)
-            defer { file.close() }
-            guard let count else { return try file.read(count: try file.size(), at: 0) }
-            return try file.read(count: count, at: 0)
-        }
-    }
-
     /// Unmaps and closes both files.
     func close() {
         guard isOpen else { return }
@@ -204,7 +48,8 @@ final class StoreFiles {
         data.unmap()
         meta.unmap()
         dataFile.close()
-        metaFile.close()
+        metaFile.close()  // which releases the flock; the shared-memory lock is released by hand
+        if case .sharedMemory(let lock) = lock { lock.releaseAll() }
     }
 
     // MARK: Reading

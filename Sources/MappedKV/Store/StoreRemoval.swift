@@ -10,7 +10,8 @@ import MappedKVIO
 /// the meta becomes that of an empty store with its sequence incremented (the meta file keeps
 /// its size: other processes map it); then both names are unlinked. Every open instance sees the
 /// sequence change, takes the lock, remaps and loads the empty store. Opens that were waiting
-/// for the lock find their files unlinked and open again by name (``StoreFiles/open(_:readOnly:multiProcess:)``).
+/// for the lock find their files unlinked and open again by name (``StoreFiles/open(_:readOnly:multiProcess:processLock:createsIfMissing:)``).
+/// A shared-memory lock file (6.6) is unlinked with them.
 enum StoreRemoval {
     /// Removes the files of `location`; false if there were none.
     ///
@@ -23,6 +24,7 @@ enum StoreRemoval {
             guard dataExists || journalExists else { return false }
             try unlink(location.journalPath)
             try unlink(location.dataPath)
+            try unlink(location.lockPath)
             logger.debug("removed store files", metadata: ["id": "\(location.id)", "metaFile": "absent"])
             return true
         }
@@ -44,6 +46,8 @@ enum StoreRemoval {
         }
         try unlink(location.dataPath)
         try unlink(location.metaPath)
+        // Instances still open keep their mapping of it; a new store at this ID starts without one.
+        try unlink(location.lockPath)
         logger.debug(
             "removed store files", metadata: ["id": "\(location.id)", "sequence": "\(empty.sequence)"])
         return true

@@ -30,6 +30,8 @@ struct BenchCommand: ParsableCommand {
     @Flag(
         name: .long, help: "Open the stores in multi-process mode (every write takes the flock; reads check the meta).")
     var multiProcess = false
+    @Option(name: .long, help: "With --multi-process: the inter-process lock, flock or shared-memory.")
+    var lock: ProcessLock = .flock
 
     func validate() throws {
         guard n > 0 else { throw ValidationError("--n must be positive") }
@@ -48,11 +50,12 @@ struct BenchCommand: ParsableCommand {
 
     private var storeConfiguration: Configuration {
         Configuration(
-            isMultiProcess: multiProcess, cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) })
+            isMultiProcess: multiProcess, cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) },
+            processLock: lock)
     }
 
     private func fresh(_ id: String) throws -> MappedKV {
-        for suffix in ["", ".crc", ".writeback"] {
+        for suffix in ["", ".crc", ".writeback", ".lock"] {
             try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)")
         }
         return try MappedKV(id: id, directory: root, configuration: storeConfiguration)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MappedKV
 
 /// `mappedkv stress-child`: one child process of `mappedkv stress` (hidden; started by it).
 struct StressChildCommand: ParsableCommand {
@@ -29,6 +30,8 @@ struct StressChildCommand: ParsableCommand {
     var barrierFd: Int32?
     @Option(name: .long, help: "The cache workload's byte limit.")
     var byteLimit: Int?
+    @Option(name: .long, help: "The store's inter-process lock, flock or shared-memory.")
+    var lock: ProcessLock = .flock
 
     func validate() throws {
         guard child >= 0, child < processes else { throw ValidationError("--child must be in 0..<--processes") }
@@ -49,7 +52,7 @@ struct StressChildCommand: ParsableCommand {
             } else {
                 let settings = StressWorker.Settings(
                     root: root, id: id, child: child, processes: processes, operations: ops, seed: seed,
-                    incarnation: incarnation, workload: workload, cryptKey: key)
+                    incarnation: incarnation, workload: workload, cryptKey: key, processLock: lock)
                 try StressWorker(settings: settings).run(barrier: barrierFd)
             }
         } catch let failure as StressChildFailure {

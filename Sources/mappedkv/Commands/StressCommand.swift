@@ -45,6 +45,10 @@ struct StressCommand: ParsableCommand {
     var workload: StressWorkload = .mixed
     @Option(name: .long, help: "With --workload cache: the cache's byte limit, which trims apply.")
     var byteLimit: Int?
+    @Option(
+        name: .long,
+        help: "The store's inter-process lock: flock (MMKV's) or shared-memory (not with --workload cache).")
+    var lock: ProcessLock = .flock
     @Flag(name: .long, help: .hidden)
     var verifyOnly = false
 
@@ -56,6 +60,9 @@ struct StressCommand: ParsableCommand {
         guard ops > 0 else { throw ValidationError("--ops must be positive") }
         if let killIntervalMs, killIntervalMs <= 0 { throw ValidationError("--kill-interval-ms must be positive") }
         if aes256 && cryptKey == nil { throw ValidationError("--aes256 needs a key") }
+        if lock == .sharedMemory && workload == .cache {
+            throw ValidationError("--lock shared-memory does not apply to --workload cache")
+        }
         if let byteLimit {
             guard workload == .cache else { throw ValidationError("--byte-limit needs --workload cache") }
             guard byteLimit >= 0 else { throw ValidationError("--byte-limit must not be negative") }
@@ -82,6 +89,7 @@ struct StressCommand: ParsableCommand {
             FileHandle.standardError.write(Data("stress: seed \(seed)\n".utf8))
             var keyArguments: [String] = []
             if let cryptKey { keyArguments += ["--crypt-key", cryptKey] + (aes256 ? ["--aes256"] : []) }
+            keyArguments += ["--lock", lock.argument]
             let supervisor = StressSupervisor(
                 settings: StressSupervisor.Settings(
                     root: root, id: storeID, processes: processes, operations: ops, seed: seed, workload: workload,
@@ -97,7 +105,7 @@ struct StressCommand: ParsableCommand {
         let final =
             workload == .cache
             ? CacheStressVerifier(root: root, cryptKey: key, byteLimit: byteLimit).verify(histories)
-            : StressVerifier(root: root, id: id, cryptKey: key).verify(histories)
+            : StressVerifier(root: root, id: id, cryptKey: key, processLock: lock).verify(histories)
         let violations = outcome.violations + final
         let operations = histories.reduce(0) { $0 + $1.acknowledged }
         let seconds = Double(outcome.elapsed.components.seconds) + Double(outcome.elapsed.components.attoseconds) / 1e18
@@ -118,7 +126,7 @@ struct StressCommand: ParsableCommand {
     private func removePreviousRun() throws {
         let fileManager = FileManager.default
         let location = try reportingErrors { try StoreLocation(id: storeID, directory: root) }
-        var paths = [location.dataPath, location.metaPath, location.journalPath]
+        var paths = [location.dataPath, location.metaPath, location.journalPath, location.lockPath]
         if workload == .cache { paths += CacheStressWorker.cacheEntries.map { root + "/" + $0 } }
         for name in try fileManager.contentsOfDirectory(atPath: root)
         where (name.hasPrefix("journal-") && name.hasSuffix(".log"))

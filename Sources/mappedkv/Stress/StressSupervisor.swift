@@ -19,7 +19,7 @@ final class StressSupervisor {
         var seed: UInt64
         /// The children's workload.
         var workload: StressWorkload
-        /// The key options to pass on to the children (`--crypt-key K`, `--aes256`), if any.
+        /// The store options to pass on to the children (`--crypt-key K`, `--aes256`, `--lock L`).
         var keyArguments: [String]
         /// Further options of the workload to pass on to the children (`--byte-limit N`), if any.
         var workloadArguments: [String] = []

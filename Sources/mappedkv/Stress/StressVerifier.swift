@@ -17,6 +17,8 @@ struct StressVerifier {
     var id: String
     /// The store's key, or nil for a plain store.
     var cryptKey: CryptKey?
+    /// The store's inter-process lock.
+    var processLock: ProcessLock = .flock
 
     /// At most this many missing counter values are listed in a violation.
     private static let listedCounterValues = 10
@@ -27,7 +29,9 @@ struct StressVerifier {
         let store: MappedKV
         do {
             store = try MappedKV(
-                id: id, directory: root, configuration: Configuration(isMultiProcess: true, cryptKey: cryptKey))
+                id: id, directory: root,
+                configuration: Configuration(
+                    isMultiProcess: true, cryptKey: cryptKey, processLock: processLock))
         } catch {
             return violations + ["verification could not open the store: \(error)"]
         }

@@ -34,6 +34,8 @@ final class StressWorker {
         var workload: StressWorkload
         /// The store's key, or nil for a plain store.
         var cryptKey: CryptKey?
+        /// The store's inter-process lock.
+        var processLock: ProcessLock = .flock
     }
 
     private let settings: Settings
@@ -61,7 +63,8 @@ final class StressWorker {
         do {
             store = try MappedKV(
                 id: settings.id, directory: settings.root,
-                configuration: Configuration(isMultiProcess: true, cryptKey: settings.cryptKey))
+                configuration: Configuration(
+                    isMultiProcess: true, cryptKey: settings.cryptKey, processLock: settings.processLock))
         } catch {
             try fail("child \(settings.child): opening the store failed: \(error)")
         }

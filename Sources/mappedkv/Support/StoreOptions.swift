@@ -17,6 +17,13 @@ struct StoreOptions: ParsableArguments {
     @Flag(name: .long, help: "Share the store with other processes (MMKV's MULTI_PROCESS mode).")
     var multiProcess = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --multi-process: the inter-process lock, flock (MMKV's, the default) or shared-memory (faster; never share such a store with MMKV processes).",
+            valueName: "lock"))
+    var lock: ProcessLock = .flock
+
     @Flag(name: .long, help: "Log the store's debug messages to standard error.")
     var verbose = false
 
@@ -43,7 +50,7 @@ struct StoreOptions: ParsableArguments {
             id: id, directory: root,
             configuration: Configuration(
                 isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
-                recoveryHandler: recoveryHandler, createsIfMissing: create),
+                recoveryHandler: recoveryHandler, createsIfMissing: create, processLock: lock),
             logger: logger)
     }
 }

@@ -83,6 +83,10 @@ struct CacheCLI: Sendable {
 }
 
 /// Every file and folder under a directory with the bytes of the files, for byte-for-byte comparisons.
+///
+/// The manifest's shared-memory lock file (`manifest.lock`) is recorded by its size only: its bytes
+/// are lock state (the lock word, and the number of the last instance that released it), which every
+/// open and write changes as a `flock` changes the kernel's lock table, not the cache's content.
 struct DirectorySnapshot: Equatable, CustomStringConvertible {
     /// Relative path to the file's bytes, or nil for a folder.
     var entries: [String: Data?]
@@ -95,6 +99,11 @@ struct DirectorySnapshot: Equatable, CustomStringConvertible {
             var isDirectory: ObjCBool = false
             let path = root + "/" + relative
             guard fileManager.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if relative == "manifest.lock" {
+                let size = try Data(contentsOf: URL(fileURLWithPath: path)).count
+                entries[relative] = Data("size \(size)".utf8)
+                continue
+            }
             entries[relative] = isDirectory.boolValue ? .some(nil) : try Data(contentsOf: URL(fileURLWithPath: path))
         }
     }

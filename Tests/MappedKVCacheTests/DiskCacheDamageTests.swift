@@ -82,7 +82,8 @@ import Testing
         try populatedCache(dir).close()
         let victim = damage.rawValue.hasPrefix("file") ? "victim-file" : "victim-inline"
         let manifest = try MappedKV(
-            id: "manifest", directory: dir.path, configuration: Configuration(isMultiProcess: true))
+            id: "manifest", directory: dir.path,
+            configuration: Configuration(isMultiProcess: true, processLock: .sharedMemory))
         var record = try #require(try manifest.value(forKey: "e:" + victim, as: [UInt8].self))
         var random = DiskTestRandom(seed: UInt64(damage.rawValue.utf8.count))
         // The layout: version, flags, varint size, CRC-32 (4 bytes), ...; sizes here are under 16 KiB.
@@ -205,7 +206,8 @@ import Testing
         let dir = CacheTestDirectory("orphans")
         try populatedCache(dir).close()
         let manifest = try MappedKV(
-            id: "manifest", directory: dir.path, configuration: Configuration(isMultiProcess: true))
+            id: "manifest", directory: dir.path,
+            configuration: Configuration(isMultiProcess: true, processLock: .sharedMemory))
         try manifest.set(UInt64(1_700_000_000_000), forKey: "a:ghost")
         manifest.close()
         let cache = try DiskCache(directory: dir.path, configuration: DiskCacheConfiguration(inlineThreshold: 64))

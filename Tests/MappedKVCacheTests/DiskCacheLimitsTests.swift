@@ -107,7 +107,8 @@ import Testing
         #expect(try cache.value(forKey: "k") == [1])
         // A second handle on the manifest shares this process's instance: it sees what was written.
         let manifest = try MappedKV(
-            id: "manifest", directory: dir.path, configuration: Configuration(isMultiProcess: true))
+            id: "manifest", directory: dir.path,
+            configuration: Configuration(isMultiProcess: true, processLock: .sharedMemory))
         // Access times are written as batch records (`t:<name>`, docs/FORMAT.md 10.1).
         #expect(try manifest.allKeys.filter { $0.hasPrefix("t:") }.isEmpty, "the read was written at once")
         #expect(try cache.entries().map(\.lastAccess) == [clock.now])

@@ -60,7 +60,8 @@ public final class DiskCache: Sendable {
         self.logger = logger
         self.files = CacheFiles(directory: directory, cryptKey: configuration.cryptKey)
         try files.createDirectories()
-        let storeConfiguration = Configuration(isMultiProcess: true, cryptKey: configuration.cryptKey)
+        let storeConfiguration = Configuration(
+            isMultiProcess: true, cryptKey: configuration.cryptKey, processLock: configuration.processLock)
         self.manifest = try manifestCall { () throws(MappedKVError) in
             try MappedKV(id: Self.manifestID, directory: directory, configuration: storeConfiguration, logger: logger)
         }

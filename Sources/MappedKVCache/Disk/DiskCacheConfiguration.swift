@@ -1,4 +1,5 @@
 import Glibc
+import MappedKV
 import MappedKVCrypto
 
 /// The limits a disk cache is trimmed to, oldest access first. Every limit is optional.
@@ -60,12 +61,19 @@ public struct DiskCacheConfiguration: Sendable {
     public var accessTimeFlushInterval: Duration
     /// The clock for modification, access and expiry times.
     public var clock: CacheClock
+    /// The manifest store's inter-process lock. The default, ``ProcessLock/sharedMemory``, takes
+    /// no system call to lock a set: a cache directory is MappedKV's own format, which no MMKV
+    /// process shares. Every process that uses one directory must open it with the same lock
+    /// (an open with the other fails with ``MappedKVError/modeConflict(id:reason:)``).
+    public var processLock: ProcessLock
 
     /// Creates a configuration: no limits, 20 KiB inline threshold, plain, no background trim.
     public init(
         limits: DiskCacheLimits = DiskCacheLimits(), inlineThreshold: Int = 20 * 1024, cryptKey: CryptKey? = nil,
-        trimInterval: Duration? = nil, accessTimeFlushInterval: Duration = .seconds(1), clock: CacheClock = .system
+        trimInterval: Duration? = nil, accessTimeFlushInterval: Duration = .seconds(1), clock: CacheClock = .system,
+        processLock: ProcessLock = .sharedMemory
     ) {
+        self.processLock = processLock
         self.limits = limits
         self.inlineThreshold = inlineThreshold
         self.cryptKey = cryptKey

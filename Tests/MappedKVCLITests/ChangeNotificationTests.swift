@@ -76,11 +76,11 @@ extension MultiProcessTests {
 
     @Test(
         "another process's sets and removes are pushed with their keys, without touching the store",
-        arguments: [false, true])
-    func pushedAppendsCarryKeys(encrypted: Bool) async throws {
+        arguments: [false, true], [ProcessLock.flock, .sharedMemory])
+    func pushedAppendsCarryKeys(encrypted: Bool, lock: ProcessLock) async throws {
         try await withTemporaryDirectory { tmp in
             let root = tmp.path("root")
-            let store = try open(root, key: encrypted ? Self.key : nil)
+            let store = try open(root, key: encrypted ? Self.key : nil, lock: lock)
             try store.set("mine", forKey: "own")
             let callbacks = ChangeLog()
             let observation = store.observeExternalChanges(callbacks.record)
@@ -88,7 +88,7 @@ extension MultiProcessTests {
             let (streamed, task) = consume(store.externalChanges())
             defer { task.cancel() }
 
-            try CLI.succeed(["set", "--create"] + storeArguments(root, key: encrypted) + ["k1", "v1"])
+            try CLI.succeed(["set", "--create"] + storeArguments(root, key: encrypted, lock: lock) + ["k1", "v1"])
             #expect(await callbacks.wait { $0.changedKeys?.contains("k1") == true }, "\(callbacks.changes)")
             #expect(
                 await streamed.wait(upTo: Self.streamDeadline) { $0.changedKeys?.contains("k1") == true },
@@ -96,10 +96,10 @@ extension MultiProcessTests {
             #expect(callbacks.changes.map(\.kind) == [.appended(records: 1)])
             #expect(callbacks.changes.first?.changedKeys == ["k1"])
 
-            try CLI.succeed(["remove"] + storeArguments(root, key: encrypted) + ["own"])
+            try CLI.succeed(["remove"] + storeArguments(root, key: encrypted, lock: lock) + ["own"])
             #expect(await callbacks.wait { $0.changedKeys?.contains("own") == true }, "\(callbacks.changes)")
             try CLI.succeed(
-                ["apply", "--create"] + storeArguments(root, key: encrypted),
+                ["apply", "--create"] + storeArguments(root, key: encrypted, lock: lock),
                 stdin: "set-string a 1\nset-int32 b 2\nremove k1\n")
             #expect(
                 await callbacks.wait { $0.changedKeys?.isSuperset(of: ["a", "b"]) == true }, "\(callbacks.changes)")
@@ -109,7 +109,8 @@ extension MultiProcessTests {
                 "\(streamed.changes)")
 
             // A writer already running: from the moment it is told to write until the change arrives.
-            let holder = try HeldStore(storeArguments(root, key: encrypted) + ["--set-on-release", "held", "1"])
+            let holder = try HeldStore(
+                storeArguments(root, key: encrypted, lock: lock) + ["--set-on-release", "held", "1"])
             let told = ContinuousClock.now
             #expect(holder.release() == 0)
             #expect(await callbacks.wait { $0.changedKeys?.contains("held") == true }, "\(callbacks.changes)")

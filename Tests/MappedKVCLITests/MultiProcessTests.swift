@@ -11,15 +11,20 @@ struct MultiProcessTests {
     static let key = CryptKey(Array("mp-key".utf8))!
 
     func open(
-        _ root: String, multiProcess: Bool = true, readOnly: Bool = false, key: CryptKey? = nil
+        _ root: String, multiProcess: Bool = true, readOnly: Bool = false, key: CryptKey? = nil,
+        lock: ProcessLock = .flock
     ) throws -> MappedKV {
         try MappedKV(
             id: "s", directory: root,
-            configuration: Configuration(isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: key))
+            configuration: Configuration(
+                isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: key, processLock: lock))
     }
 
-    func storeArguments(_ root: String, multiProcess: Bool = true, key: Bool = false) -> [String] {
+    func storeArguments(
+        _ root: String, multiProcess: Bool = true, key: Bool = false, lock: ProcessLock = .flock
+    ) -> [String] {
         CLI.store(root, "s") + (multiProcess ? ["--multi-process"] : []) + (key ? ["--crypt-key", "mp-key"] : [])
+            + (lock == .sharedMemory ? ["--lock", "shared-memory"] : [])
     }
 
     // MARK: Mode conflicts

@@ -8,12 +8,17 @@ import Testing
 /// processes: the `mappedkv` binary holds or writes the store while this process acts on it.
 @Suite("Storage-level functions", .serialized)
 struct StorageTests {
-    func open(_ root: String, id: String = "s", multiProcess: Bool = true, key: CryptKey? = nil) throws -> MappedKV {
+    func open(
+        _ root: String, id: String = "s", multiProcess: Bool = true, key: CryptKey? = nil, lock: ProcessLock = .flock
+    ) throws -> MappedKV {
         try MappedKV(
-            id: id, directory: root, configuration: Configuration(isMultiProcess: multiProcess, cryptKey: key))
+            id: id, directory: root,
+            configuration: Configuration(isMultiProcess: multiProcess, cryptKey: key, processLock: lock))
     }
 
-    func arguments(_ root: String, id: String = "s") -> [String] { CLI.store(root, id) + ["--multi-process"] }
+    func arguments(_ root: String, id: String = "s", lock: ProcessLock = .flock) -> [String] {
+        CLI.store(root, id) + ["--multi-process", "--lock", lock == .flock ? "flock" : "shared-memory"]
+    }
 
     // MARK: Remove
 
@@ -67,21 +72,26 @@ struct StorageTests {
         }
     }
 
-    @Test("a process that has the store open sees it empty after removeStore, and does not crash")
-    func removeWhileOpenElsewhere() throws {
+    @Test(
+        "a process that has the store open sees it empty after removeStore, and does not crash",
+        arguments: [ProcessLock.flock, .sharedMemory])
+    func removeWhileOpenElsewhere(lock: ProcessLock) throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
             // Enough data for a multi-page file, so the other process maps pages the removal truncates.
             let script = (0..<200).map { "set-string key\($0) \(String(repeating: "v", count: 100))" }
-            try CLI.succeed(["apply", "--create"] + arguments(root), stdin: script.joined(separator: "\n") + "\n")
-            let holder = try HeldStore(arguments(root) + ["--print-keys-on-release", "--set-on-release", "late", "x"])
+            try CLI.succeed(
+                ["apply", "--create"] + arguments(root, lock: lock), stdin: script.joined(separator: "\n") + "\n")
+            let holder = try HeldStore(
+                arguments(root, lock: lock) + ["--print-keys-on-release", "--set-on-release", "late", "x"])
             defer { holder.release() }
             #expect(try MappedKV.removeStore(id: "s", directory: root))
+            #expect(!FileManager.default.fileExists(atPath: root + "/s.lock"))
             #expect(holder.release() == 0, "the other process exits normally (no SIGBUS)")
             #expect(holder.laterOutput == "keys: \n", "it sees an empty store: \(holder.laterOutput)")
             #expect(!FileManager.default.fileExists(atPath: root + "/s"))
             // Its late write went to the deleted files; a new open starts empty.
-            #expect(try open(root).allKeys == [])
+            #expect(try open(root, lock: lock).allKeys == [])
         }
     }
 
@@ -183,8 +193,10 @@ struct StorageTests {
         }
     }
 
-    @Test("a backup taken while another process writes is a state the writer had")
-    func backupUnderConcurrentWriter() throws {
+    @Test(
+        "a backup taken while another process writes is a state the writer had",
+        arguments: [ProcessLock.flock, .sharedMemory])
+    func backupUnderConcurrentWriter(lock: ProcessLock) throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
             let count = 6000
@@ -195,11 +207,11 @@ struct StorageTests {
                 lines.append("set-int64 c\(i) \(i)")
                 if i % 500 == 499 { lines.append("trim") }
             }
-            try CLI.succeed(["set", "--create"] + arguments(root) + ["--type", "int64", "c0", "0"])
+            try CLI.succeed(["set", "--create"] + arguments(root, lock: lock) + ["--type", "int64", "c0", "0"])
             let finished = Atomic<Bool>(false)
             let done = DispatchSemaphore(value: 0)
             let script = lines.joined(separator: "\n") + "\n"
-            let writerArguments = ["apply", "--create"] + arguments(root)
+            let writerArguments = ["apply", "--create"] + arguments(root, lock: lock)
             Thread {
                 _ = try? CLI.run(writerArguments, stdin: script)
                 finished.store(true, ordering: .releasing)
@@ -223,27 +235,31 @@ struct StorageTests {
                 round += 1
             }
             done.wait()
-            #expect(try open(root).count == count, "the writer finished")
+            #expect(try open(root, lock: lock).count == count, "the writer finished")
             #expect(!prefixes.isEmpty)
         }
     }
 
-    @Test("a restore makes another process that has the store open reload the restored state")
-    func restoreWhileOpenElsewhere() throws {
+    @Test(
+        "a restore makes another process that has the store open reload the restored state",
+        arguments: [ProcessLock.flock, .sharedMemory])
+    func restoreWhileOpenElsewhere(lock: ProcessLock) throws {
         try TemporaryDirectory.with { (tmp) throws -> Void in
             let root = tmp.path("root")
             let backup = tmp.path("backup")
-            try CLI.succeed(["set", "--create"] + arguments(root) + ["restored", "yes"])
+            try CLI.succeed(["set", "--create"] + arguments(root, lock: lock) + ["restored", "yes"])
             try MappedKV.backupStore(id: "s", directory: root, to: backup)
             try CLI.succeed(
-                ["apply", "--create"] + arguments(root), stdin: "clear\nset-string live 1\nset-string more 2\n")
-            let holder = try HeldStore(arguments(root) + ["--print-keys-on-release", "--set-on-release", "after", "1"])
+                ["apply", "--create"] + arguments(root, lock: lock),
+                stdin: "clear\nset-string live 1\nset-string more 2\n")
+            let holder = try HeldStore(
+                arguments(root, lock: lock) + ["--print-keys-on-release", "--set-on-release", "after", "1"])
             defer { holder.release() }
             try MappedKV.restoreStore(id: "s", directory: root, from: backup)
             #expect(holder.release() == 0)
             #expect(holder.laterOutput == "keys: restored\n", "\(holder.laterOutput)")
             // The other process kept writing on top of the restored state.
-            #expect(try open(root).allKeys == ["after", "restored"])
+            #expect(try open(root, lock: lock).allKeys == ["after", "restored"])
         }
     }
 

@@ -112,7 +112,8 @@ extension MappedKV {
                 return
             }
             let replacement = try StoreBackup.replacement(from: image, id: source.id, key: cryptKey)
-            let files = try StoreFiles.open(destination, readOnly: false, multiProcess: true)
+            // With the lock the processes that have the store open use, whichever it is.
+            let files = try StoreFiles.open(destination, readOnly: false, multiProcess: true, processLock: nil)
             defer { files.close() }  // which releases the exclusive lock
             try StoreBackup.commit(replacement, into: files)
         }

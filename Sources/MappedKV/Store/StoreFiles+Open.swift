@@ -16,7 +16,7 @@ extension StoreFiles {
     /// shared for multi-process and read-only instances, exclusive for a single-process writer,
     /// so that a store cannot be written in single-process mode while anyone else has it open.
     static func open(
-        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, processLock: ProcessLock = .flock,
+        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, processLock: ProcessLock? = .flock,
         createsIfMissing: Bool = true
     ) throws(MappedKVError) -> StoreFiles {
         // A store removed (`MappedKV.removeStore`) while this open waited for its lock leaves the
@@ -36,7 +36,7 @@ extension StoreFiles {
     /// One attempt of ``open(_:readOnly:multiProcess:)``: nil if the files were deleted while it
     /// waited for the lock.
     private static func openOnce(
-        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, processLock: ProcessLock,
+        _ location: StoreLocation, readOnly: Bool, multiProcess: Bool, processLock: ProcessLock?,
         createsIfMissing: Bool
     ) throws(MappedKVError) -> StoreFiles? {
         let dataExists = Directory.fileExists(location.dataPath)

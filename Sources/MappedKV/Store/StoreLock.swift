@@ -58,12 +58,23 @@ enum StoreLock {
 
     /// Settles which lock an instance opening `location` uses, given the `flock` it holds as
     /// `kind` and its mode lock; returns the lock held as `kind` (for the shared-memory lock, the
-    /// `flock` is released once that lock is held).
+    /// `flock` is released once that lock is held). A nil `wanted` takes whichever lock the
+    /// instances that share the store now use (`flock` if none does): for an internal writer
+    /// such as a restore, which must join the sharers rather than choose.
     static func settle(
         _ location: StoreLocation, metaFile: FileDescriptor, flock: FileLock, kind: LockKind, sharing: Bool,
-        choice: ProcessLock, canWrite: Bool
+        choice wanted: ProcessLock?, canWrite: Bool
     ) throws(MappedKVError) -> StoreLock {
         guard sharing else { return .file(flock) }
+        let choice: ProcessLock
+        if let wanted {
+            choice = wanted
+        } else {
+            let sharedMemoryInUse = try systemCall { () throws(SystemError) in
+                try ByteRangeLock.isLockedByOthers(metaFile, offset: sharedMemorySharerByte, length: 1)
+            }
+            choice = sharedMemoryInUse ? .sharedMemory : .flock
+        }
         let (own, other) =
             choice == .sharedMemory
             ? (sharedMemorySharerByte, flockSharerByte) : (flockSharerByte, sharedMemorySharerByte)

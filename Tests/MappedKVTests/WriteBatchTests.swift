@@ -107,6 +107,31 @@ struct WriteBatchTests {
         #expect(try store.actualSize == size)
     }
 
+    @Test("each batch starts empty: after a failed commit, and inside another batch's body")
+    func batchesCarryNothingOver() throws {
+        let dir = TemporaryDirectory("batch-reuse")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        // The store keeps a batch's buffers for the next one; a failed commit must not leave its
+        // operations in them.
+        #expect(throws: MappedKVError.self) {
+            try store.batch { batch in
+                try batch.set("a", forKey: "a")
+                try batch.set("b", forKey: "b", expiresAfter: .seconds(5))
+            }
+        }
+        try store.batch { batch in try batch.set("c", forKey: "c") }
+        #expect(try store.allKeys.sorted() == ["c"])
+        try store.batch { outer in
+            try outer.set("d", forKey: "d")
+            try store.batch { inner in try inner.set("e", forKey: "e") }
+            #expect(try store.allKeys.sorted() == ["c", "e"])
+            try outer.set("f", forKey: "f")
+        }
+        #expect(try store.allKeys.sorted() == ["c", "d", "e", "f"])
+        try store.batch { batch in try batch.removeValue(forKey: "d") }
+        #expect(try store.allKeys.sorted() == ["c", "e", "f"])
+    }
+
     @Test("a batch that does not fit compacts or grows first, and still lands whole", arguments: [false, true])
     func largerThanTheFile(encrypted: Bool) throws {
         let dir = TemporaryDirectory("batch-room")

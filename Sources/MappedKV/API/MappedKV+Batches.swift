@@ -27,15 +27,18 @@ extension MappedKV {
     /// - Throws: an error `body` throws, unchanged (same type, same value); the store's own errors
     ///   are ``MappedKVError``s.
     public func batch<R, E: Error>(_ body: (WriteBatch) throws(E) -> R) throws -> R {
-        try ensureOpen()
-        let batch = WriteBatch()
+        // The buffers of the last batch, emptied, so a warm batch allocates nothing.
+        let batch = WriteBatch(operations: try withCore { core in core.takeSpareBatch() })
         let result: R
         do {
             defer { batch.end() }
             result = try body(batch)
         }
-        let operations = batch.operations
-        try withCore { (core) throws(MappedKVError) in _ = try core.applyBatch(operations) }
+        var operations = batch.takeOperations()
+        try withCore { (core) throws(MappedKVError) in
+            defer { core.keepSpareBatch(&operations) }
+            _ = try core.applyBatch(operations)
+        }
         return result
     }
 }

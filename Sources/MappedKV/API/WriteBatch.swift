@@ -26,10 +26,18 @@ extension MappedKV {
         var operations = BatchOperations()
         private var isActive = true
 
-        init() {}
+        /// A batch that records into `operations` (emptied, its buffers kept from an earlier batch).
+        init(operations: BatchOperations = BatchOperations()) { self.operations = operations }
 
         /// Ends the batch: later calls throw.
         func end() { isActive = false }
+
+        /// What the batch recorded, handed over without a copy; the batch is left empty.
+        func takeOperations() -> BatchOperations {
+            var taken = BatchOperations()
+            swap(&taken, &operations)
+            return taken
+        }
 
         /// The number of sets and removes recorded so far.
         public var count: Int { operations.count }

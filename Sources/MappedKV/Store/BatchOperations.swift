@@ -34,6 +34,20 @@ struct BatchOperations {
     var isEmpty: Bool { operations.isEmpty }
     var count: Int { operations.count }
 
+    /// The most bytes of payload buffer an emptied batch keeps for the next one.
+    static let keptPayloadCapacity = 1 << 16
+    /// The most operations an emptied batch keeps room for.
+    static let keptOperationCapacity = 1 << 10
+
+    /// Forgets every operation, keeping the buffers for the next batch unless they grew past
+    /// ``keptPayloadCapacity`` or ``keptOperationCapacity`` (a huge batch does not pin its memory).
+    mutating func removeAll() {
+        let keep =
+            payloads.capacity <= Self.keptPayloadCapacity && operations.capacity <= Self.keptOperationCapacity
+        operations.removeAll(keepingCapacity: keep)
+        payloads.removeAll(keepingCapacity: keep)
+    }
+
     /// Records a set of `key` to `value`'s payload, expiring after `expiresAfter` seconds (nil: the
     /// store's default).
     mutating func recordSet<V: PayloadCodable>(

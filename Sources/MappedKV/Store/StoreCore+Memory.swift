@@ -11,6 +11,7 @@ extension StoreCore {
         mirror = []
         index = KeyIndex()
         scratch = []
+        spareBatch = BatchOperations()
         recordCount = 0
         isMemoryReleased = true
         logger.debug("released the store's memory", metadata: ["id": "\(location.id)"])

@@ -7,6 +7,20 @@ import MappedKVFormat
 // of the batch is written, so other processes, and a load after the writer was killed, see the
 // whole batch or none of it.
 extension StoreCore {
+    /// The buffers of the last batch, emptied, for a new batch to record into; an empty batch if
+    /// another batch has them (batches nest).
+    func takeSpareBatch() -> BatchOperations {
+        var taken = BatchOperations()
+        swap(&taken, &spareBatch)
+        return taken
+    }
+
+    /// Empties `batch` and keeps its buffers for the next batch.
+    func keepSpareBatch(_ batch: inout BatchOperations) {
+        batch.removeAll()
+        swap(&spareBatch, &batch)
+    }
+
     /// Applies `batch`'s sets and removes in order as one append; returns how many records were written.
     @discardableResult
     func applyBatch(_ batch: BatchOperations) throws(MappedKVError) -> Int {

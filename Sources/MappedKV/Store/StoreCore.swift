@@ -95,6 +95,8 @@ final class StoreCore {
     var isMemoryReleased = false
     /// How many compactions to make room this instance has done (they grow the reserve, FORMAT.md 2.10).
     var compactionsForRoom = 0
+    /// The emptied buffers of the last write batch, for the next one (``takeSpareBatch()``).
+    var spareBatch = BatchOperations()
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.

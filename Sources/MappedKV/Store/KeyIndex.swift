@@ -161,7 +161,20 @@ struct KeyIndex {
     /// The bucket of `key`, or nil if it is absent.
     @inline(__always)
     private func bucket(of key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> Int? {
-        guard !entries.isEmpty, let keyBase = key.baseAddress, let mirrorBase = mirror.baseAddress else { return nil }
+        let (position, found) = probe(for: key, hash: hash, in: mirror)
+        return found ? position : nil
+    }
+
+    /// Where the probe for `key` ended: its bucket (found), or the empty bucket that ended the
+    /// search, where the key would go if the table needs no growth first (-1 for a table with
+    /// no buckets, or an empty key).
+    @inline(__always)
+    private func probe(
+        for key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer
+    ) -> (position: Int, found: Bool) {
+        guard !entries.isEmpty, let keyBase = key.baseAddress, let mirrorBase = mirror.baseAddress else {
+            return (-1, false)
+        }
         let mask = entries.count - 1
         var position = home(hash)
         // A key that is not UTF-8 carries the repaired flag in its tag, so it never equals `hash`
@@ -177,17 +190,17 @@ struct KeyIndex {
                     if Int(mirror[start]) == key.count, start + 1 + key.count <= mirror.count,
                         memcmp(mirrorBase + start + 1, keyBase, key.count) == 0
                     {
-                        return position
+                        return (position, true)
                     }
                 } else if let (length, offset) = Self.varint(at: start, in: mirror), length == key.count,
                     start + offset + length <= mirror.count, memcmp(mirrorBase + start + offset, keyBase, length) == 0
                 {
-                    return position
+                    return (position, true)
                 }
             }
             position = (position + 1) & mask
         }
-        return nil
+        return (position, false)
     }
 
     /// The bucket of the key that is not UTF-8 and whose repair is `key`, or nil (the rare path).
@@ -255,27 +268,31 @@ struct KeyIndex {
     mutating func update(
         _ slot: ValueSlot, key: UnsafeRawBufferPointer, hash keyHash: UInt32, in mirror: UnsafeRawBufferPointer
     ) -> ValueSlot? {
-        if let position = bucket(of: key, hash: keyHash, in: mirror)
-            ?? (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
-        {
-            let oldEntry = entries[position]
+        let (position, found) = probe(for: key, hash: keyHash, in: mirror)
+        let existing = found ? position : (repairedCount > 0 ? repairedBucket(of: key, hash: keyHash, in: mirror) : nil)
+        if let existing {
+            let oldEntry = entries[existing]
             let old = Self.slot(of: oldEntry, in: mirror)
-            entries[position] = Entry(hash: keyHash, slot: slot)
+            entries[existing] = Entry(hash: keyHash, slot: slot)
             recordBytes += slot.recordRange.count - (old?.recordRange.count ?? 0)
             repairedCount += (slot.keyIsRepaired ? 1 : 0) - (oldEntry.isRepaired ? 1 : 0)
             return old
         }
-        insertNew(slot, hash: keyHash)
+        insertNew(slot, hash: keyHash, vacancy: position)
         return nil
     }
 
-    /// Adds `slot` for a key known to be absent, with its precomputed hash.
+    /// Adds `slot` for a key known to be absent, with its precomputed hash. `vacancy`, if not
+    /// negative, is the empty bucket where the key's probe ended, used unless the table must grow.
     @inline(__always)
-    mutating func insertNew(_ slot: ValueSlot, hash: UInt32) {
-        if count >= capacity { grow(to: Self.bucketCount(for: count + 1)) }
-        let mask = entries.count - 1
-        var position = home(hash)
-        while !entries[position].isEmpty { position = (position + 1) & mask }
+    mutating func insertNew(_ slot: ValueSlot, hash: UInt32, vacancy: Int = -1) {
+        var position = vacancy
+        if vacancy < 0 || count >= capacity {
+            if count >= capacity { grow(to: Self.bucketCount(for: count + 1)) }
+            let mask = entries.count - 1
+            position = home(hash)
+            while !entries[position].isEmpty { position = (position + 1) & mask }
+        }
         entries[position] = Entry(hash: hash, slot: slot)
         count += 1
         recordBytes += slot.recordRange.count

@@ -82,25 +82,24 @@ enum StoreLock {
             try ByteRangeLock.isLockedByOthers(metaFile, offset: other, length: 1)
         }
         if conflict { throw .modeConflict(id: location.id, reason: conflictReason(location, metaFile, wanted: choice)) }
-        let lock: StoreLock
+        // Shown to later openers before the flock can be released below. Nobody holds the byte
+        // exclusively (it is only ever probed), so this cannot fail; closing the file releases it.
+        _ = try systemCall { () throws(SystemError) in
+            try ByteRangeLock.tryLock(metaFile, offset: own, length: 1, kind: .shared)
+        }
         switch choice {
         case .flock:
             // No process shares it through the lock file: the store is back under MMKV's protocol.
             if canWrite { try systemCall { () throws(SystemError) in try FileDescriptor.remove(location.lockPath) } }
-            lock = .file(flock)
+            return .file(flock)
         case .sharedMemory:
             let shared = try systemCall { () throws(SystemError) in try SharedMemoryLock.open(location.lockPath) }
             _ = try systemCall { () throws(SystemError) in
                 try shared.lock(kind)
                 try flock.unlock(kind)
             }
-            lock = .sharedMemory(shared)
+            return .sharedMemory(shared)
         }
-        // Nobody holds the byte exclusively (it is only ever probed), so this cannot fail.
-        _ = try systemCall { () throws(SystemError) in
-            try ByteRangeLock.tryLock(metaFile, offset: own, length: 1, kind: .shared)
-        }
-        return lock
     }
 
     /// Takes the shared-memory lock of `location` as `kind` if the store has one, for a process

@@ -31,7 +31,7 @@ public struct ProcessIdentity: Equatable, Sendable {
 
     /// Whether the process this identity names is still running: false when no process has its
     /// ID, the one that has it started at another time (the ID was reused), or it is a zombie
-    /// (it has exited and only waits for its parent to reap it).
+    /// (all its threads have exited and it only waits for its parent to reap it).
     public var isRunning: Bool {
         let id = processID
         // This process's ID: running if the identity is this process's, not an earlier holder of the ID.
@@ -40,7 +40,11 @@ public struct ProcessIdentity: Equatable, Sendable {
             // No readable /proc entry: ask the kernel whether the ID exists at all.
             return kill(id, 0) == 0 || Glibc.errno != ESRCH
         }
-        if status.state == UInt8(ascii: "Z") || status.state == UInt8(ascii: "X") { return false }
+        if status.state == UInt8(ascii: "Z") || status.state == UInt8(ascii: "X") {
+            // The leader thread's state: a process whose main thread exited while others run
+            // shows Z too, but still lists those threads.
+            return ((try? Directory.entries("/proc/\(id)/task")) ?? []).count > 1
+        }
         return ProcessIdentity(processID: id, startTime: status.startTime) == self
     }
 

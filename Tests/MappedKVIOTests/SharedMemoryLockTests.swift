@@ -32,6 +32,14 @@ private func plantHolder(_ word: UInt64, in path: String) throws {
     try write(withUnsafeBytes(of: word.littleEndian) { Array($0) }, to: file, at: lockWordOffset)
 }
 
+/// The state letter of process `pid` (field 3 of /proc/<pid>/stat), or nil if it cannot be read.
+private func processState(_ pid: pid_t) -> String? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return nil }
+    return text[text.index(after: close)...].split(separator: " ").first.map(String.init)
+}
+
 /// The lock word of the file at `path`.
 private func lockWord(_ path: String) throws -> UInt64 {
     let file = try FileDescriptor.open(path, access: .readOnly)
@@ -159,6 +167,32 @@ struct SharedMemoryLockTests {
             #expect(try lock.tryLockExclusive() == true)
             try lock.unlock(.exclusive)
             zombie.wait()
+        }
+    }
+
+    @Test("a process whose main thread exited while another thread runs still holds the lock")
+    func leaderExitedEarly() throws {
+        try TemporaryDirectory.with { directory in
+            let path = directory.file("store.lock")
+            let lock = try SharedMemoryLock.open(path)
+            // The main thread ends with pthread_exit; a second thread lives until its input closes.
+            let script = """
+                import ctypes, sys, threading
+                threading.Thread(target=sys.stdin.read).start()
+                ctypes.CDLL(None).pthread_exit(None)
+                """
+            let child = try ChildProcess(["python3", "-c", script], connected: true)
+            let start = try #require(ProcessIdentity.startTime(of: child.pid))
+            try waitUntil("the child's main thread has exited") { processState(child.pid) == "Z" }
+            let holder = ProcessIdentity(processID: child.pid, startTime: start)
+            #expect(holder.isRunning, "a zombie main thread with a live thread is a running process")
+            try plantHolder(holder.word, in: path)
+            #expect(try lock.tryLockExclusive() == nil)
+            child.closeChannel()
+            try waitUntil("the child has ended") { !holder.isRunning }
+            #expect(try lock.tryLockExclusive() == true)
+            try lock.unlock(.exclusive)
+            #expect(child.wait() == .exited(0))
         }
     }
 

@@ -36,9 +36,19 @@ public final class SharedMemoryLock {
 
     /// The lock file's path.
     public let path: String
+    // Every lock and unlock reads and writes the counts. Release builds skip the dynamic
+    // exclusivity checks on them (they cost more than the atomic operations), which is sound
+    // because the owner serializes every call; debug builds keep the checks.
+
     /// Nested shared locks held.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     public private(set) var sharedCount = 0
     /// Nested exclusive locks held.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
     public private(set) var exclusiveCount = 0
 
     private let file: FileDescriptor

@@ -86,8 +86,22 @@ public final class DiskCache: Sendable {
 
     // MARK: Keys
 
-    static func entryKey(_ key: String) -> String { "e:" + key }
-    static func accessKey(_ key: String) -> String { "a:" + key }
+    static func entryKey(_ key: String) -> String { prefixed(UInt8(ascii: "e"), key) }
+    static func accessKey(_ key: String) -> String { prefixed(UInt8(ascii: "a"), key) }
+
+    /// `prefix`, a colon and `key`'s bytes, built in one copy (`+` on strings cost a set about
+    /// 330 instructions a key).
+    private static func prefixed(_ prefix: UInt8, _ key: String) -> String {
+        var key = key
+        return key.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: bytes.count + 2) { buffer in
+                buffer[0] = prefix
+                buffer[1] = UInt8(ascii: ":")
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[2...]).initialize(from: bytes)
+                return bytes.count + 2
+            }
+        }
+    }
 
     /// Checks that `key` fits in the manifest.
     static func validate(_ key: String) throws(CacheError) {
@@ -109,6 +123,21 @@ public final class DiskCache: Sendable {
         } catch {
             throw .invalidArgument(reason: "\(error)")
         }
+    }
+
+    /// The value file of the record under `entryKey` now, read where the record lies; nil for an
+    /// inline, damaged or absent record.
+    static func fileName(
+        ofEntry entryKey: String, in transaction: MappedKV.Transaction
+    ) throws(MappedKVError) -> String? {
+        var name: String?
+        try transaction.withPayload(forKey: entryKey) { payload in
+            guard let payload else { return }
+            var cursor = ByteCursor(payload)
+            guard let raw = try? cursor.readWholeLengthDelimited(expected: "a cache record") else { return }
+            name = CacheEntryRecord.decode(raw)?.fileName
+        }
+        return name
     }
 
     /// The record of `key` as it is in the manifest now, with its raw bytes.
@@ -150,15 +179,16 @@ public final class DiskCache: Sendable {
             location: name.map { .file(name: $0) } ?? .inline(value))
         let encoded = record.encoded
         let files = self.files
+        let entryKey = Self.entryKey(key)
         let replaced: String?
         do {
             replaced = try exclusively { transaction -> String? in
-                let old = try Self.record(of: key, in: transaction)?.record?.fileName
+                let old = try Self.fileName(ofEntry: entryKey, in: transaction)
                 if let temporary, let name {
                     try files.install(temporary, as: name)
                     hook?(.renamedBeforeRecording)
                 }
-                try transaction.set(encoded, forKey: Self.entryKey(key))
+                try transaction.set(encoded, forKey: entryKey)
                 hook?(.recordedBeforeUnlocking)
                 return old
             }

@@ -51,7 +51,7 @@ struct AccessTimeLog: Sendable {
 extension DiskCache {
     /// Records an access to `key` at `now`, writing the coalesced times when they are due.
     func noteAccess(_ key: String, at now: UInt64) {
-        let interval = configuration.accessTimeFlushInterval.cacheMilliseconds
+        let interval = accessTimeFlushMilliseconds
         guard let due = accessTimes.withLock({ $0.note(key, at: now, interval: interval) }) else { return }
         do { try write(accessTimes: due) } catch {
             logger.debug("could not write access times", metadata: ["error": "\(error)"])

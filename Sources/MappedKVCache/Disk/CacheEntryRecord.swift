@@ -145,13 +145,15 @@ struct CacheEntryRecord: Equatable, Sendable {
             if flags & 4 != 0 {
                 let length = try cursor.readVarint64()
                 guard length <= UInt64(cursor.remaining) else { return nil }
-                extended = Array(raw[cursor.position..<(cursor.position + Int(length))])
+                // Copied through a raw buffer (one memcpy), not a generic slice copy.
+                let end = cursor.position + Int(length)
+                extended = Array(UnsafeRawBufferPointer(rebasing: raw[cursor.position..<end]))
                 cursor.position += Int(length)
             }
             let location: Location
             if flags & 1 != 0 {
                 guard cursor.remaining == Int(size) else { return nil }
-                location = .inline(Array(raw[cursor.position...]))
+                location = .inline(Array(UnsafeRawBufferPointer(rebasing: raw[cursor.position...])))
             } else {
                 let length = try cursor.readVarint64()
                 guard length == UInt64(cursor.remaining), length > 0 else { return nil }

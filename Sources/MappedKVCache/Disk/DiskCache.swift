@@ -33,6 +33,9 @@ public final class DiskCache: Sendable {
     let files: CacheFiles
     let logger: Logger
     let accessTimes: Mutex<AccessTimeLog>
+    /// ``DiskCacheConfiguration/accessTimeFlushInterval`` in milliseconds, converted once (the
+    /// conversion cost a get about 240 instructions).
+    let accessTimeFlushMilliseconds: UInt64
     let backgroundTrim = Mutex<Task<Void, Never>?>(nil)
     /// Held by a background trim turn; true once the cache is closed (see ``close()``).
     let backgroundTurn = Mutex<Bool>(false)
@@ -66,6 +69,7 @@ public final class DiskCache: Sendable {
             try MappedKV(id: Self.manifestID, directory: directory, configuration: storeConfiguration, logger: logger)
         }
         self.accessTimes = Mutex(AccessTimeLog(lastFlush: configuration.clock.now()))
+        self.accessTimeFlushMilliseconds = configuration.accessTimeFlushInterval.cacheMilliseconds
         if let interval = configuration.trimInterval { startBackgroundTrim(every: interval) }
     }
 

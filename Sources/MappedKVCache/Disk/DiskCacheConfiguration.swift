@@ -61,10 +61,10 @@ public struct DiskCacheConfiguration: Sendable {
     public var accessTimeFlushInterval: Duration
     /// The clock for modification, access and expiry times.
     public var clock: CacheClock
-    /// The manifest store's inter-process lock. The default, ``ProcessLock/sharedMemory``, takes
+    /// The manifest store's inter-process lock. The default, `ProcessLock.sharedMemory`, takes
     /// no system call to lock a set: a cache directory is MappedKV's own format, which no MMKV
     /// process shares. Every process that uses one directory must open it with the same lock
-    /// (an open with the other fails with ``MappedKVError/modeConflict(id:reason:)``).
+    /// (an open with the other fails with `MappedKVError.modeConflict`).
     public var processLock: ProcessLock
 
     /// Creates a configuration: no limits, 20 KiB inline threshold, plain, no background trim.

@@ -87,23 +87,25 @@ extension DiskCache {
             var report = DiskCacheTrimReport()
             var doomed: [String] = []
             let snapshot = try Self.snapshot(transaction, pending: [:])
-            for key in snapshot.danglingAccessKeys { try transaction.removeValue(forKey: Self.accessKey(key)) }
+            // Every removal of the trim goes into one batch, committed below as one append: the
+            // decisions rest on the snapshot, which the removals do not change.
+            var removals = snapshot.danglingAccessKeys.map(Self.accessKey)
             var kept: [CacheSnapshotEntry] = []
             var bytes = 0
-            func remove(_ entry: CacheSnapshotEntry) throws {
-                try transaction.removeValue(forKey: Self.entryKey(entry.key))
-                try transaction.removeValue(forKey: Self.accessKey(entry.key))
+            func remove(_ entry: CacheSnapshotEntry) {
+                removals.append(Self.entryKey(entry.key))
+                removals.append(Self.accessKey(entry.key))
                 if let name = entry.record?.fileName { doomed.append(name) }
             }
             let oldest = limits.age.map { now &- min(now, $0.cacheMilliseconds) }
             for entry in snapshot.entries {
                 guard let record = entry.record else {
-                    try remove(entry)
+                    remove(entry)
                     report.damagedEntries += 1
                     continue
                 }
                 if record.isExpired(at: now) || oldest.map({ entry.lastAccess < $0 }) == true {
-                    try remove(entry)
+                    remove(entry)
                     report.removedEntries += 1
                     report.removedBytes += record.size
                 } else {
@@ -120,13 +122,14 @@ extension DiskCache {
                 guard overCount || overBytes || overSpace else { break }
                 let entry = kept[first]
                 let size = entry.record?.size ?? 0
-                try remove(entry)
+                remove(entry)
                 report.removedEntries += 1
                 report.removedBytes += size
                 bytes -= size
                 if let current = free { free = current + size }
                 first += 1
             }
+            try manifest.removeValues(forKeys: removals)
             // Orphans: files no record names. Renames into files/ happen under this same lock.
             let referenced = Set(kept[first...].compactMap { $0.record?.fileName })
             let alreadyDoomed = Set(doomed)

@@ -263,8 +263,7 @@ public final class DiskCache: Sendable {
     func drop(_ key: String, ifStill raw: [UInt8]) throws(CacheError) {
         let name = try exclusively { transaction -> String?? in
             guard let current = try Self.record(of: key, in: transaction), current.raw == raw else { return nil }
-            try transaction.removeValue(forKey: Self.entryKey(key))
-            try transaction.removeValue(forKey: Self.accessKey(key))
+            try manifest.removeValues(forKeys: [Self.entryKey(key), Self.accessKey(key)])  // one append
             return .some(current.record?.fileName)
         }
         if case .some(.some(let name)) = name { files.remove(name) }
@@ -277,8 +276,7 @@ public final class DiskCache: Sendable {
         let name = try exclusively { transaction -> String? in
             let old = try Self.record(of: key, in: transaction)
             guard old != nil else { return nil }
-            try transaction.removeValue(forKey: Self.entryKey(key))
-            try transaction.removeValue(forKey: Self.accessKey(key))
+            try manifest.removeValues(forKeys: [Self.entryKey(key), Self.accessKey(key)])  // one append
             return old?.record?.fileName
         }
         if let name { files.remove(name) }

@@ -11,6 +11,14 @@ import Glibc
 /// about a lock held elsewhere names the processes that have the locked file open instead. This
 /// reads every process's descriptor table: use it on error paths only.
 public enum FileHolders {
+    /// "another process", with the IDs of the processes that have `path` open when they can be
+    /// seen: the subject of an error message about a conflicting opener.
+    public static func describe(holding path: String) -> String {
+        let holders = processIDs(holding: path)
+        return holders.isEmpty
+            ? "another process" : "another process (pid \(holders.map(String.init).joined(separator: ", ")))"
+    }
+
     /// The IDs of the other processes that have `path` open, in increasing order; empty when none
     /// can be seen (no `/proc`, or the holders belong to another user).
     public static func processIDs(holding path: String) -> [Int32] {

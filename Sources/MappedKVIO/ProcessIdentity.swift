@@ -53,12 +53,10 @@ public struct ProcessIdentity: Equatable, Sendable {
 
     /// The state letter and start time from `/proc/<id>/stat`, or nil if it cannot be read.
     static func status(of id: Int32) -> (state: UInt8, startTime: UInt64)? {
-        let fd = Glibc.open("/proc/\(id)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { _ = Glibc.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
+        guard let file = try? FileDescriptor.open("/proc/\(id)/stat", access: .readOnly) else { return nil }
+        defer { file.close() }
+        guard let buffer = try? file.read(count: 1024, at: 0), !buffer.isEmpty else { return nil }
+        let count = buffer.count
         // "pid (comm) state ppid ...": the command may hold spaces and parentheses, so the
         // fields are counted from the last ')'.
         guard let close = buffer[..<count].lastIndex(of: UInt8(ascii: ")")) else { return nil }

@@ -105,10 +105,7 @@ extension StoreFiles {
     /// What holds the mode lock that `wanted` could not get, and what to do: the other opener's mode,
     /// read from which kind of lock it still allows, and the processes that have the files open.
     private static func modeConflictReason(_ metaFile: FileDescriptor, wanted: LockKind) -> String {
-        let holders = FileHolders.processIDs(holding: metaFile.path)
-        let who =
-            holders.isEmpty
-            ? "another process" : "another process (pid \(holders.map(String.init).joined(separator: ", ")))"
+        let who = FileHolders.describe(holding: metaFile.path)
         // A shared lock is refused only by a single-process writer's exclusive one. (Our probe's
         // lock goes when the caller closes the file.)
         let othersShare =

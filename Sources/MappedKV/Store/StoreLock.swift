@@ -119,10 +119,7 @@ enum StoreLock {
     private static func conflictReason(
         _ location: StoreLocation, _ metaFile: FileDescriptor, wanted: ProcessLock
     ) -> String {
-        let holders = FileHolders.processIDs(holding: metaFile.path)
-        let who =
-            holders.isEmpty
-            ? "another process" : "another process (pid \(holders.map(String.init).joined(separator: ", ")))"
+        let who = FileHolders.describe(holding: metaFile.path)
         switch wanted {
         case .flock:
             return "\(who) shares it through the shared-memory lock (\(location.lockPath)), which "

@@ -110,11 +110,11 @@ public final class SharedMemoryLock {
 
     private static func create(_ path: String) throws(SystemError) {
         let temporary = path + ".tmp-\(getpid())"
-        _ = unlink(temporary)
+        try? FileDescriptor.remove(temporary)
         let file = try FileDescriptor.open(temporary, access: .createNew)
         defer {
             file.close()
-            _ = unlink(temporary)
+            try? FileDescriptor.remove(temporary)
         }
         var page = [UInt8](repeating: 0, count: fileSize)
         page.replaceSubrange(0..<magic.count, with: magic)

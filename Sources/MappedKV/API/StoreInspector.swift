@@ -36,7 +36,7 @@ public enum StoreInspector {
         defer { meta.close() }  // which also releases the lock
         _ = try systemCall { () throws(SystemError) in try FileLock(meta).lock(.shared) }
         let sharedMemoryLock = try StoreLock.sharedMemoryLockIfPresent(location, kind: .shared)
-        defer { withExtendedLifetime(sharedMemoryLock) {} }
+        defer { sharedMemoryLock?.releaseAll() }
         return try readWholeFile(location.journalPath)
     }
 

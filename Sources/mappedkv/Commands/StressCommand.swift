@@ -87,13 +87,14 @@ struct StressCommand: ParsableCommand {
             try removePreviousRun()
             let seed = seed ?? UInt64.random(in: 0...UInt64.max)
             FileHandle.standardError.write(Data("stress: seed \(seed)\n".utf8))
-            var keyArguments: [String] = []
-            if let cryptKey { keyArguments += ["--crypt-key", cryptKey] + (aes256 ? ["--aes256"] : []) }
-            keyArguments += ["--lock", lock.argument]
+            var storeArguments: [String] = []
+            if let cryptKey { storeArguments += ["--crypt-key", cryptKey] + (aes256 ? ["--aes256"] : []) }
+            storeArguments += ["--lock", lock.argument]
             let supervisor = StressSupervisor(
                 settings: StressSupervisor.Settings(
                     root: root, id: storeID, processes: processes, operations: ops, seed: seed, workload: workload,
-                    keyArguments: keyArguments, workloadArguments: byteLimit.map { ["--byte-limit", "\($0)"] } ?? [],
+                    storeArguments: storeArguments,
+                    workloadArguments: byteLimit.map { ["--byte-limit", "\($0)"] } ?? [],
                     killInterval: killIntervalMs.map { .milliseconds($0) }))
             outcome = try supervisor.run()
             children = Array(0..<processes)

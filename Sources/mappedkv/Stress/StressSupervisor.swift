@@ -20,7 +20,7 @@ final class StressSupervisor {
         /// The children's workload.
         var workload: StressWorkload
         /// The store options to pass on to the children (`--crypt-key K`, `--aes256`, `--lock L`).
-        var keyArguments: [String]
+        var storeArguments: [String]
         /// Further options of the workload to pass on to the children (`--byte-limit N`), if any.
         var workloadArguments: [String] = []
         /// How often to kill a random running child with SIGKILL, or nil never to.
@@ -191,7 +191,7 @@ final class StressSupervisor {
                 "stress-child", "--root", settings.root, "--id", settings.id, "--child", "\(index)",
                 "--processes", "\(settings.processes)", "--ops", "\(settings.operations)", "--seed", "\(settings.seed)",
                 "--workload", settings.workload.rawValue, "--incarnation", "\(slot.incarnation)",
-            ] + settings.keyArguments + settings.workloadArguments
+            ] + settings.storeArguments + settings.workloadArguments
         var actions: [ChildProcess.FileAction] = [
             .open("/dev/null", flags: O_RDONLY, onto: 0),
             .open("/dev/null", flags: O_WRONLY, onto: 1),

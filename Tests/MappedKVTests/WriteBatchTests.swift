@@ -216,4 +216,40 @@ struct WriteBatchTests {
         #expect(try imported.totalSize <= 2 * expected)
         #expect(try imported.count == keys.count && batched.count == keys.count)
     }
+
+    @Test("random batches of sets and removes over few keys agree with a dictionary, through index growth and a reopen")
+    func randomBatchesAgreeWithAModel() throws {
+        let dir = TemporaryDirectory("batch-model")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        var model: [String: Int32] = [:]
+        var rng = SystemRandomNumberGenerator()
+        // 600 keys: early batches grow the index while they are applied; later ones repeat keys,
+        // set and remove the same key in one batch, and remove keys that are absent.
+        for round in 0..<120 {
+            let size = Int.random(in: 1...(round < 10 ? 200 : 40), using: &rng)
+            try store.batch { batch in
+                for _ in 0..<size {
+                    let key = "k\(Int.random(in: 0..<600, using: &rng))"
+                    if Int.random(in: 0..<4, using: &rng) == 0 {
+                        try batch.removeValue(forKey: key)
+                        model[key] = nil
+                    } else {
+                        let value = Int32.random(in: .min ... .max, using: &rng)
+                        try batch.set(value, forKey: key)
+                        model[key] = value
+                    }
+                }
+            }
+        }
+        func check(_ store: MappedKV) throws {
+            #expect(try store.count == model.count)
+            for index in 0..<600 {
+                let key = "k\(index)"
+                #expect(try store.int32(forKey: key) == model[key], "\(key)")
+            }
+        }
+        try check(store)
+        store.close()
+        try check(try MappedKV(id: "s", directory: dir.path))
+    }
 }

@@ -85,43 +85,56 @@ extension StoreCore {
         let mirrorBytes = UnsafeRawBufferPointer(region)
         var offset = start
         var records = 0
-        batch.payloads.withUnsafeBytes { payloads in
-            for operation in batch.operations {
-                Self.withBytes(of: operation.key) { key in
-                    if operation.isRemove {
-                        guard index.remove(key, in: mirrorBytes) != nil else { return }
+        let operations = batch.operations
+        // Every key's hash first, and its home bucket read: the reads do not depend on each
+        // other, so the processor has them in flight together, and the lookups below find their
+        // buckets cached instead of waiting for one cache miss each in turn.
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: operations.count) { hashes in
+            for position in operations.indices {
+                hashes[position] = Self.withBytes(of: operations[position].key) { index.hash($0) }
+            }
+            index.touchHomes(of: UnsafeBufferPointer(hashes))
+            batch.payloads.withUnsafeBytes { payloads in
+                for position in operations.indices {
+                    let operation = operations[position]
+                    let hash = hashes[position]
+                    Self.withBytes(of: operation.key) { key in
+                        if operation.isRemove {
+                            guard index.remove(key, hash: hash, in: mirrorBytes) != nil else { return }
+                            offset += Varint.write(UInt64(key.count), to: base + offset)
+                            (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                            offset += key.count
+                            base.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self)
+                            offset += 1
+                            records += 1
+                            return
+                        }
+                        let recordStart = offset
+                        let valueLength = operation.payloadLength + suffixLength
                         offset += Varint.write(UInt64(key.count), to: base + offset)
+                        let keyStart = offset
                         (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
                         offset += key.count
-                        base.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self)
-                        offset += 1
+                        offset += Varint.write(UInt64(valueLength), to: base + offset)
+                        let valueStart = offset
+                        (base + offset).copyMemory(
+                            from: payloads.baseAddress! + operation.payloadStart, byteCount: operation.payloadLength)
+                        offset += operation.payloadLength
+                        if suffixLength > 0 {
+                            let expiry =
+                                operation.expiresAt
+                                ?? ExpirySuffix.expiration(
+                                    now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
+                            base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
+                            offset += ExpirySuffix.length
+                        }
+                        let slot = ValueSlot(
+                            keyStart: UInt32(keyStart), valueStart: UInt32(valueStart),
+                            valueLength: UInt32(valueLength),
+                            keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - recordStart))
+                        _ = index.update(slot, key: key, hash: hash, in: mirrorBytes)
                         records += 1
-                        return
                     }
-                    let recordStart = offset
-                    let valueLength = operation.payloadLength + suffixLength
-                    offset += Varint.write(UInt64(key.count), to: base + offset)
-                    let keyStart = offset
-                    (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
-                    offset += key.count
-                    offset += Varint.write(UInt64(valueLength), to: base + offset)
-                    let valueStart = offset
-                    (base + offset).copyMemory(
-                        from: payloads.baseAddress! + operation.payloadStart, byteCount: operation.payloadLength)
-                    offset += operation.payloadLength
-                    if suffixLength > 0 {
-                        let expiry =
-                            operation.expiresAt
-                            ?? ExpirySuffix.expiration(
-                                now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
-                        base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
-                        offset += ExpirySuffix.length
-                    }
-                    let slot = ValueSlot(
-                        keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
-                        keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - recordStart))
-                    _ = index.update(slot, in: mirrorBytes)
-                    records += 1
                 }
             }
         }

@@ -40,10 +40,13 @@ let package = Package(
         .target(name: "CFutex"),
         // Layer 3: files, mappings and locks.
         .target(name: "MappedKVIO", dependencies: ["CFutex"]),
+        // A cache prefetch hint, for the store's hash index.
+        .target(name: "CPrefetch"),
         // Layer 4 and 5: the store and its public API.
         .target(
             name: "MappedKV",
             dependencies: [
+                "CPrefetch",
                 "MappedKVFormat",
                 "MappedKVCrypto",
                 "MappedKVIO",

@@ -1,10 +1,26 @@
+import CPrefetch
+
 // Reads that bring buckets and records into the cache ahead of the work that needs them. A lookup
 // waits for two cache misses in turn (the bucket, then the record it names); for many keys at once
 // these reads are issued first, for all the keys, with nothing depending on them, so the
-// processor has them in flight together and the lookups that follow find them cached. They change
-// nothing the index means: only `touchedSum`, which nothing reads.
+// processor has them in flight together and the lookups that follow find them cached. For one
+// key, a write asks for its bucket before it encodes and appends its record, so the miss is
+// taken during that work instead of after it. They change nothing the index means: only
+// `touchedSum`, which nothing reads, and the cache.
 
 extension KeyIndex {
+    /// Starts loading the home bucket of `key` (its UTF-8 bytes), which a set or remove of it
+    /// will read and write: a prefetch hint, which retires at once and never faults, so the work
+    /// between this call and the lookup runs while the bucket travels from memory.
+    @inline(__always)
+    func prefetchHome(of key: UnsafeRawBufferPointer) {
+        guard !entries.isEmpty else { return }
+        let bucket = home(hash(key))
+        entries.withUnsafeBufferPointer { buckets in
+            if let base = buckets.baseAddress { cprefetch_for_write(base + bucket) }
+        }
+    }
+
     /// Reads the home bucket of each hash, so that the buckets are in the cache when the keys are
     /// filed: the reads do not depend on each other, so the processor has them all in flight at
     /// once instead of waiting for one cache miss per record.

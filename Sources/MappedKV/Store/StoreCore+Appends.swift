@@ -38,6 +38,8 @@ extension StoreCore {
             throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
         }
         guard payload.count <= RecordLimits.maximumValueLength else { throw .valueTooLarge(size: payload.count) }
+        // The key's bucket travels from memory while the record is written; the lookup comes last.
+        Self.withBytes(of: key) { index.prefetchHome(of: $0) }
         // At most this long, whether or not key expiry is on when the lock is taken.
         let longest = Record.encodedSize(keyLength: key.utf8.count, valueLength: payload.count + ExpirySuffix.length)
         try writing(appendingAtMost: longest) { (files) throws(MappedKVError) in
@@ -81,12 +83,13 @@ extension StoreCore {
     /// Removes `key` with a deletion record; an absent key is not an error.
     func removeValue(forKey key: String) throws(MappedKVError) {
         try Self.validate(key: key)
-        let longest = Record.encodedSize(keyLength: key.utf8.count, valueLength: 0)
-        try writing(appendingAtMost: longest) { (files) throws(MappedKVError) in
+        // The key's bucket travels from memory while the lock is taken.
+        Self.withBytes(of: key) { index.prefetchHome(of: $0) }
+        let keyLength = key.utf8.count
+        let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
+        try writing(appendingAtMost: recordLength) { (files) throws(MappedKVError) in
             let removed = mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.remove($0, in: bytes) } }
             guard removed != nil else { return }
-            let keyLength = key.utf8.count
-            let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
             // A legacy encrypted store (no random IV yet) is rewritten with one, as a set does:
             // appending would raise the meta version without storing an IV for the region.
             if recordLength < spaceLeft(files) && !needsRandomIV {

@@ -1,0 +1,2 @@
+// The prefetch hint is an inline function in include/cprefetch.h; a C target needs one source file.
+#include "cprefetch.h"

@@ -121,15 +121,26 @@ struct WriteBatchTests {
         }
         try store.batch { batch in try batch.set("c", forKey: "c") }
         #expect(try store.allKeys.sorted() == ["c"])
+        // Nor its sizes: a failed batch of a large value leaves the next small batch sized as small.
+        let sizeBefore = try store.totalSize
+        #expect(throws: MappedKVError.self) {
+            try store.batch { batch in
+                try batch.set([UInt8](repeating: 7, count: 1 << 20), forKey: "large")
+                try batch.set("b", forKey: "b", expiresAfter: .seconds(5))
+            }
+        }
+        try store.batch { batch in try batch.set("c2", forKey: "c2") }
+        #expect(try store.totalSize == sizeBefore)
+        #expect(try store.allKeys.sorted() == ["c", "c2"])
         try store.batch { outer in
             try outer.set("d", forKey: "d")
             try store.batch { inner in try inner.set("e", forKey: "e") }
-            #expect(try store.allKeys.sorted() == ["c", "e"])
+            #expect(try store.allKeys.sorted() == ["c", "c2", "e"])
             try outer.set("f", forKey: "f")
         }
-        #expect(try store.allKeys.sorted() == ["c", "d", "e", "f"])
+        #expect(try store.allKeys.sorted() == ["c", "c2", "d", "e", "f"])
         try store.batch { batch in try batch.removeValue(forKey: "d") }
-        #expect(try store.allKeys.sorted() == ["c", "e", "f"])
+        #expect(try store.allKeys.sorted() == ["c", "c2", "e", "f"])
     }
 
     @Test("a batch that does not fit compacts or grows first, and still lands whole", arguments: [false, true])

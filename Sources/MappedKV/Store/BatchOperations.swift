@@ -31,6 +31,17 @@ struct BatchOperations {
     /// Every set's payload, back to back.
     private(set) var payloads: [UInt8] = []
 
+    /// Running totals, kept as operations are recorded so that a commit sizes the batch without
+    /// walking it: the sets' records without and with the expiry suffix on their values, the
+    /// removes' deletion records, the number of sets, the largest payload, and whether a set
+    /// asked for a lifetime of its own.
+    private(set) var setsLength = 0
+    private(set) var setsLengthWithSuffix = 0
+    private(set) var removesLength = 0
+    private(set) var setCount = 0
+    private(set) var largestPayload = 0
+    private(set) var hasOwnLifetime = false
+
     var isEmpty: Bool { operations.isEmpty }
     var count: Int { operations.count }
 
@@ -46,6 +57,29 @@ struct BatchOperations {
             payloads.capacity <= Self.keptPayloadCapacity && operations.capacity <= Self.keptOperationCapacity
         operations.removeAll(keepingCapacity: keep)
         payloads.removeAll(keepingCapacity: keep)
+        setsLength = 0
+        setsLengthWithSuffix = 0
+        removesLength = 0
+        setCount = 0
+        largestPayload = 0
+        hasOwnLifetime = false
+    }
+
+    /// The size of the varint of a length (one byte below 128, nearly always).
+    @inline(__always)
+    private static func lengthSize(_ length: Int) -> Int { length < 0x80 ? 1 : Varint.size(of: UInt64(length)) }
+
+    /// Counts a recorded set of a key of `keyLength` bytes and a payload of `payloadLength`.
+    @inline(__always)
+    private mutating func countSet(keyLength: Int, payloadLength: Int, ownLifetime: Bool) {
+        // Record.encodedSize written out, sharing the key's part between the two totals.
+        let keyAndPayload = Self.lengthSize(keyLength) + keyLength + payloadLength
+        setsLength += keyAndPayload + Self.lengthSize(payloadLength)
+        setsLengthWithSuffix +=
+            keyAndPayload + ExpirySuffix.length + Self.lengthSize(payloadLength + ExpirySuffix.length)
+        setCount += 1
+        largestPayload = max(largestPayload, payloadLength)
+        if ownLifetime { hasOwnLifetime = true }
     }
 
     /// Records a set of `key` to `value`'s payload, expiring after `expiresAfter` seconds (nil: the
@@ -53,7 +87,7 @@ struct BatchOperations {
     mutating func recordSet<V: PayloadCodable>(
         _ value: V, forKey key: String, expiresAfter: UInt32? = nil
     ) throws(MappedKVError) {
-        try StoreCore.validate(key: key)
+        let keyLength = try StoreCore.validate(key: key)
         let start = payloads.count
         value.encodePayload(into: &payloads)
         let length = payloads.count - start
@@ -63,12 +97,13 @@ struct BatchOperations {
         }
         operations.append(
             Operation(key: key, payloadStart: start, payloadLength: length, expiresAfter: expiresAfter))
+        countSet(keyLength: keyLength, payloadLength: length, ownLifetime: expiresAfter != nil)
     }
 
     /// Records a set of `key` to the encoded `payload`, to be stored with the absolute expiry time
     /// `expiresAt` when key expiry is on (nil: the store's default lifetime).
     mutating func recordSet(payload: [UInt8], forKey key: String, expiresAt: UInt32?) throws(MappedKVError) {
-        try StoreCore.validate(key: key)
+        let keyLength = try StoreCore.validate(key: key)
         guard !payload.isEmpty else {
             throw .invalidArgument("an empty payload for '\(key)' would be read as a deletion")
         }
@@ -77,11 +112,13 @@ struct BatchOperations {
                 key: key, payloadStart: payloads.count, payloadLength: payload.count, expiresAfter: nil,
                 expiresAt: expiresAt))
         payloads.append(contentsOf: payload)
+        countSet(keyLength: keyLength, payloadLength: payload.count, ownLifetime: false)
     }
 
     /// Records a removal of `key`.
     mutating func recordRemove(forKey key: String) throws(MappedKVError) {
-        try StoreCore.validate(key: key)
+        let keyLength = try StoreCore.validate(key: key)
         operations.append(Operation(key: key, payloadStart: payloads.count, payloadLength: 0, expiresAfter: nil))
+        removesLength += Self.lengthSize(keyLength) + keyLength + 1
     }
 }

@@ -113,13 +113,15 @@ extension StoreCore {
         }
     }
 
-    /// Checks a key's length: 1 byte to ``RecordLimits/maximumKeyLength``.
-    static func validate(key: String) throws(MappedKVError) {
+    /// Checks a key's length: 1 byte to ``RecordLimits/maximumKeyLength``; returns it.
+    @discardableResult
+    static func validate(key: String) throws(MappedKVError) -> Int {
         let length = key.utf8.count
         guard length > 0 else { throw .invalidKey("key is empty") }
         guard length <= RecordLimits.maximumKeyLength else {
             throw .invalidKey("key is \(length) bytes; the limit is \(RecordLimits.maximumKeyLength)")
         }
+        return length
     }
 
     /// The bytes between the end of the region and the end of the data file.

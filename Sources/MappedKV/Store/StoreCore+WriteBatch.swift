@@ -28,28 +28,26 @@ extension StoreCore {
         return try writing { (files) throws(MappedKVError) -> Int in
             // Another process may have turned expiry on or off while this one waited for the lock.
             let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
-            var length = 0
-            var hasSet = false
-            var removesPresentKey = false
-            for operation in batch.operations {
-                let keyLength = operation.key.utf8.count
-                if operation.isRemove {
-                    length += Record.encodedSize(keyLength: keyLength, valueLength: 0)
-                    if !removesPresentKey && !hasSet { removesPresentKey = contains(storedKey: operation.key) }
-                    continue
+            // The batch's totals say whether a check can fail; only then are the operations
+            // walked, in order, so that the first failing one is reported.
+            if batch.largestPayload + suffixLength > RecordLimits.maximumValueLength
+                || (batch.hasOwnLifetime && !expiryEnabled)
+            {
+                for operation in batch.operations where !operation.isRemove {
+                    guard operation.payloadLength + suffixLength <= RecordLimits.maximumValueLength else {
+                        throw .valueTooLarge(size: operation.payloadLength)
+                    }
+                    if operation.expiresAfter != nil && !expiryEnabled {
+                        throw .invalidArgument(
+                            "an expiry duration for '\(operation.key)' needs key expiry enabled on the store")
+                    }
                 }
-                hasSet = true
-                guard operation.payloadLength + suffixLength <= RecordLimits.maximumValueLength else {
-                    throw .valueTooLarge(size: operation.payloadLength)
-                }
-                if operation.expiresAfter != nil && !expiryEnabled {
-                    throw .invalidArgument(
-                        "an expiry duration for '\(operation.key)' needs key expiry enabled on the store")
-                }
-                length += Record.encodedSize(keyLength: keyLength, valueLength: operation.payloadLength + suffixLength)
             }
             // Only removes of absent keys: nothing to write.
-            guard hasSet || removesPresentKey else { return 0 }
+            if batch.setCount == 0 {
+                guard batch.operations.contains(where: { contains(storedKey: $0.key) }) else { return 0 }
+            }
+            let length = (suffixLength > 0 ? batch.setsLengthWithSuffix : batch.setsLength) + batch.removesLength
             guard length <= RecordLimits.maximumRegionLength else { throw .regionFull }
             // Room for the whole batch first (an upper bound: removes of absent keys write nothing).
             if index.isEmpty || needsRandomIV || meta.version < .flag {

@@ -3,6 +3,7 @@
 #
 #   tools/microbench.sh crc32        # zlib's CRC-32 against CCRC32's folding, 16 B to 1 MiB
 #   tools/microbench.sh dictionary   # a bare Dictionary<String, Int> lookup and String hash at 100,000 keys
+#   tools/microbench.sh latency      # one dependent load at random in tables of 1 to 64 MiB
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
@@ -15,5 +16,8 @@ case "${1:-}" in
     dictionary)
         swiftc -O "$here/microbench/dictionary-floor.swift" -o "$out/dictionary"
         "$out/dictionary" ;;
-    *) echo "usage: $0 crc32|dictionary" >&2; exit 2 ;;
+    latency)
+        cc -O2 "$here/microbench/memory-latency.c" -o "$out/latency"
+        "$out/latency" ;;
+    *) echo "usage: $0 crc32|dictionary|latency" >&2; exit 2 ;;
 esac

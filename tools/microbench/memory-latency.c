@@ -1,0 +1,101 @@
+// What a get waits for when its key's hash bucket is not in the cache.
+//
+// 1. The latency of one dependent load at a random 8-byte slot of a table of N MiB (huge pages asked
+//    for, as the store asks for its index): the loads follow a random cycle through every slot, each
+//    address read from the load before it, so none can overlap another.
+// 2. Independent loads at random slots of a 16 MiB table, each followed by some work that does not
+//    depend on it, as successive gets are: with little work between them the processor has several
+//    loads in flight at once; with about as much work as a get does, it has one, and each load
+//    costs the whole latency of 1.
+//
+//   tools/microbench.sh latency
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static void measure(size_t mebibytes) {
+    size_t slots = mebibytes * 1024 * 1024 / 8;
+    uint64_t *table = mmap(NULL, slots * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint64_t *order = malloc(slots * 8);
+    if (table == MAP_FAILED || order == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    madvise(table, slots * 8, MADV_HUGEPAGE);
+    // A random permutation (xorshift, Fisher-Yates), then each slot points to the next in it.
+    for (size_t i = 0; i < slots; i++) order[i] = i;
+    uint64_t state = 88172645463325252ull;
+    for (size_t i = slots - 1; i > 0; i--) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        size_t j = state % (i + 1);
+        uint64_t swap = order[i];
+        order[i] = order[j];
+        order[j] = swap;
+    }
+    for (size_t i = 0; i < slots; i++) table[order[i]] = order[(i + 1) % slots];
+    size_t steps = 4000000;
+    uint64_t at = order[0];
+    for (size_t i = 0; i < steps / 4; i++) at = table[at];  // warm up: fault the pages in
+    double start = now_ns();
+    for (size_t i = 0; i < steps; i++) at = table[at];
+    double elapsed = now_ns() - start;
+    printf("%3zu MiB: %6.1f ns per dependent load (end %llu)\n", mebibytes, elapsed / steps, (unsigned long long)at);
+    munmap(table, slots * 8);
+    free(order);
+}
+
+static void overlap(int work) {
+    size_t slots = 16 * 1024 * 1024 / 8;
+    size_t steps = 2000000;
+    uint64_t *table = mmap(NULL, slots * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint32_t *at = malloc(steps * 4);
+    if (table == MAP_FAILED || at == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    madvise(table, slots * 8, MADV_HUGEPAGE);
+    for (size_t i = 0; i < slots; i++) table[i] = i;
+    uint64_t state = 88172645463325252ull;
+    for (size_t i = 0; i < steps; i++) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        at[i] = (uint32_t)(state % slots);
+    }
+    uint64_t sum = 0;
+    double start = now_ns();
+    for (size_t i = 0; i < steps; i++) {
+        uint64_t loaded = table[at[i]];
+        // Work that does not depend on the load: a multiply chain of `work` steps (about 4
+        // instructions each), kept by the empty asm from being folded away.
+        uint64_t h = i;
+        for (int k = 0; k < work; k++) {
+            h = h * 0x9E3779B97F4A7C15ull + (uint64_t)k;
+            __asm__ volatile("" : "+r"(h));
+        }
+        sum += loaded ^ h;
+    }
+    double elapsed = now_ns() - start;
+    printf("16 MiB, independent loads, about %4d instructions of other work each: %6.1f ns a load (%llu)\n",
+        4 * work + 10, elapsed / steps, (unsigned long long)sum);
+    munmap(table, slots * 8);
+    free(at);
+}
+
+int main(void) {
+    size_t sizes[] = {1, 4, 16, 32, 64};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) measure(sizes[i]);
+    int works[] = {0, 10, 25, 50, 125};
+    for (size_t i = 0; i < sizeof works / sizeof works[0]; i++) overlap(works[i]);
+    return 0;
+}

@@ -83,6 +83,41 @@ import Testing
         #expect(harness.index.count == keys.count)
     }
 
+    @Test func byteComparisonSeesADifferenceAtEveryPosition() {
+        for length in 1...40 {
+            let key = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let copy = Array(key)
+            key.withUnsafeBytes { a in
+                guard let a = a.baseAddress else { return }
+                copy.withUnsafeBytes { #expect(KeyIndex.bytesEqual(a, $0.baseAddress!, length), "length \(length)") }
+                for position in 0..<length {
+                    var other = key
+                    other[position] ^= 0x40
+                    other.withUnsafeBytes { b in
+                        #expect(!KeyIndex.bytesEqual(a, b.baseAddress!, length), "length \(length), byte \(position)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func keysAndValuesOnEitherSideOfOneByteLengthsReadBack() {
+        // A lookup reads one-byte length headers without the general decoder; longer keys and
+        // values (two-byte varints) take the general path.
+        var harness = Harness(hasher: KeyHasher(seed: 11))
+        var expected: [[UInt8]: [UInt8]] = [:]
+        for keyLength in [1, 7, 8, 9, 16, 17, 127, 128, 129, 300] {
+            for valueLength in [1, 127, 128, 129, 300] {
+                let key = (0..<keyLength).map { UInt8(truncatingIfNeeded: $0 &+ valueLength) }
+                let value = (0..<valueLength).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ keyLength) }
+                harness.set(key, value)
+                expected[key] = value
+            }
+        }
+        for (key, value) in expected { #expect(harness.value(key) == value, "key of \(key.count) bytes") }
+        #expect(harness.value(Array(repeating: 1, count: 9)) == nil)
+    }
+
     @Test func sequentialKeysSpreadOverTheTable() {
         var harness = Harness(hasher: KeyHasher())
         for i in 0..<100_000 { harness.set(Array("int-\(i)".utf8), [1]) }

@@ -113,51 +113,6 @@ struct KeyIndex {
         return UInt32(truncatingIfNeeded: full ^ (full >> 32)) & Self.hashMask
     }
 
-    /// The slot of the record that starts at `recordStart` of `mirror`, read from its header, or
-    /// nil if the header does not fit in `mirror` (an index out of step with its mirror).
-    @inline(__always)
-    static func slot(
-        ofRecordAt recordStart: Int, repaired: Bool, in mirror: UnsafeRawBufferPointer
-    ) -> ValueSlot? {
-        guard let (keyLength, keyOffset) = varint(at: recordStart, in: mirror) else { return nil }
-        let keyStart = recordStart + keyOffset
-        guard let (valueLength, valueOffset) = varint(at: keyStart + keyLength, in: mirror) else { return nil }
-        let valueStart = keyStart + keyLength + valueOffset
-        guard keyLength > 0, keyLength <= Int(UInt16.max), valueStart + valueLength <= mirror.count else { return nil }
-        var slot = ValueSlot(
-            keyStart: UInt32(truncatingIfNeeded: keyStart), valueStart: UInt32(truncatingIfNeeded: valueStart),
-            valueLength: UInt32(truncatingIfNeeded: valueLength), keyLength: UInt16(truncatingIfNeeded: keyLength),
-            keyOffset: UInt8(truncatingIfNeeded: keyOffset))
-        slot.keyIsRepaired = repaired
-        return slot
-    }
-
-    /// The slot a bucket points to.
-    @inline(__always)
-    static func slot(of entry: Entry, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
-        slot(ofRecordAt: entry.recordStart, repaired: entry.isRepaired, in: mirror)
-    }
-
-    /// A record header's varint at `offset` (as ``RecordDecoder`` reads it: up to ten bytes, a
-    /// length that fits an `Int32`) and its length in bytes, or nil if it runs past `mirror`.
-    @inline(__always)
-    private static func varint(at offset: Int, in mirror: UnsafeRawBufferPointer) -> (value: Int, length: Int)? {
-        guard offset >= 0, offset < mirror.count else { return nil }
-        let first = mirror[offset]
-        if first < 0x80 { return (Int(first), 1) }
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        var position = offset
-        while position < mirror.count, shift < 70 {
-            let byte = mirror[position]
-            value |= UInt64(byte & 0x7F) << shift
-            position += 1
-            if byte < 0x80 { return (Int(Int32(truncatingIfNeeded: value)), position - offset) }
-            shift += 7
-        }
-        return nil
-    }
-
     /// The bucket of `key`, or nil if it is absent.
     @inline(__always)
     private func bucket(of key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> Int? {
@@ -188,7 +143,7 @@ struct KeyIndex {
                 let start = entry.recordStart
                 if start < mirror.count, mirror[start] < 0x80 {
                     if Int(mirror[start]) == key.count, start + 1 + key.count <= mirror.count,
-                        memcmp(mirrorBase + start + 1, keyBase, key.count) == 0
+                        Self.bytesEqual(mirrorBase + start + 1, keyBase, key.count)
                     {
                         return (position, true)
                     }
@@ -235,7 +190,23 @@ struct KeyIndex {
     @inline(__always)
     func slot(for key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         guard count > 0, let position = bucket(of: key, hash: hash(key), in: mirror) else { return nil }
-        return Self.slot(of: entries[position], in: mirror)
+        let entry = entries[position]
+        // The common header, read here without the general decoder: the probe has matched a
+        // one-byte key length (so the key starts one byte in), and the value's length is one byte
+        // too. A found entry is never a repaired one (its tag would carry the flag).
+        let start = entry.recordStart
+        let valueHeader = start + 1 + key.count
+        if mirror[start] < 0x80, valueHeader < mirror.count {
+            let valueLength = Int(mirror[valueHeader])
+            if valueLength < 0x80, valueHeader + 1 + valueLength <= mirror.count {
+                return ValueSlot(
+                    keyStart: UInt32(truncatingIfNeeded: start + 1),
+                    valueStart: UInt32(truncatingIfNeeded: valueHeader + 1),
+                    valueLength: UInt32(truncatingIfNeeded: valueLength),
+                    keyLength: UInt16(truncatingIfNeeded: key.count), keyOffset: 1)
+            }
+        }
+        return Self.slot(of: entry, in: mirror)
     }
 
     /// ``slot(for:in:)`` among the keys that are not UTF-8: for the caller to try after a miss

@@ -25,7 +25,11 @@ extension StoreCore {
     @discardableResult
     func applyBatch(_ batch: BatchOperations) throws(MappedKVError) -> Int {
         guard !batch.isEmpty else { return 0 }
-        return try writing { (files) throws(MappedKVError) -> Int in
+        // At most this long whether or not key expiry is on when the lock is taken: in
+        // multi-process mode, an append that ends in the page where the region ends skips the
+        // catch-up's `fstat` when no other process has written since (as a single set does).
+        let longest = batch.setsLengthWithSuffix + batch.removesLength
+        return try writing(appendingAtMost: longest) { (files) throws(MappedKVError) -> Int in
             // Another process may have turned expiry on or off while this one waited for the lock.
             let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
             // The batch's totals say whether a check can fail; only then are the operations

@@ -17,6 +17,32 @@ extension KeyIndex {
     static func slot(
         ofRecordAt recordStart: Int, repaired: Bool, in mirror: UnsafeRawBufferPointer
     ) -> ValueSlot? {
+        // The common header, both lengths under 128 (one byte each), read in line; any other goes
+        // through the general decoder, out of line.
+        if recordStart >= 0, recordStart < mirror.count {
+            let keyLength = Int(mirror[recordStart])
+            let valueHeader = recordStart + 1 + keyLength
+            if keyLength > 0, keyLength < 0x80, valueHeader < mirror.count {
+                let valueLength = Int(mirror[valueHeader])
+                if valueLength < 0x80, valueHeader + 1 + valueLength <= mirror.count {
+                    var slot = ValueSlot(
+                        keyStart: UInt32(truncatingIfNeeded: recordStart + 1),
+                        valueStart: UInt32(truncatingIfNeeded: valueHeader + 1),
+                        valueLength: UInt32(truncatingIfNeeded: valueLength),
+                        keyLength: UInt16(truncatingIfNeeded: keyLength), keyOffset: 1)
+                    slot.keyIsRepaired = repaired
+                    return slot
+                }
+            }
+        }
+        return decodedSlot(ofRecordAt: recordStart, repaired: repaired, in: mirror)
+    }
+
+    /// ``slot(ofRecordAt:repaired:in:)`` through the general varint decoder.
+    @inline(never)
+    private static func decodedSlot(
+        ofRecordAt recordStart: Int, repaired: Bool, in mirror: UnsafeRawBufferPointer
+    ) -> ValueSlot? {
         guard let (keyLength, keyOffset) = varint(at: recordStart, in: mirror) else { return nil }
         let keyStart = recordStart + keyOffset
         guard let (valueLength, valueOffset) = varint(at: keyStart + keyLength, in: mirror) else { return nil }

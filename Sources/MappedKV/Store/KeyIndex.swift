@@ -190,23 +190,7 @@ struct KeyIndex {
     @inline(__always)
     func slot(for key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
         guard count > 0, let position = bucket(of: key, hash: hash(key), in: mirror) else { return nil }
-        let entry = entries[position]
-        // The common header, read here without the general decoder: the probe has matched a
-        // one-byte key length (so the key starts one byte in), and the value's length is one byte
-        // too. A found entry is never a repaired one (its tag would carry the flag).
-        let start = entry.recordStart
-        let valueHeader = start + 1 + key.count
-        if mirror[start] < 0x80, valueHeader < mirror.count {
-            let valueLength = Int(mirror[valueHeader])
-            if valueLength < 0x80, valueHeader + 1 + valueLength <= mirror.count {
-                return ValueSlot(
-                    keyStart: UInt32(truncatingIfNeeded: start + 1),
-                    valueStart: UInt32(truncatingIfNeeded: valueHeader + 1),
-                    valueLength: UInt32(truncatingIfNeeded: valueLength),
-                    keyLength: UInt16(truncatingIfNeeded: key.count), keyOffset: 1)
-            }
-        }
-        return Self.slot(of: entry, in: mirror)
+        return Self.slot(of: entries[position], in: mirror)
     }
 
     /// ``slot(for:in:)`` among the keys that are not UTF-8: for the caller to try after a miss

@@ -21,6 +21,14 @@ static double now_ns(void) {
     return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+/// The next value of a xorshift64 generator.
+static uint64_t next_random(uint64_t *state) {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
 static void measure(size_t mebibytes) {
     size_t slots = mebibytes * 1024 * 1024 / 8;
     uint64_t *table = mmap(NULL, slots * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -34,10 +42,7 @@ static void measure(size_t mebibytes) {
     for (size_t i = 0; i < slots; i++) order[i] = i;
     uint64_t state = 88172645463325252ull;
     for (size_t i = slots - 1; i > 0; i--) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        size_t j = state % (i + 1);
+        size_t j = next_random(&state) % (i + 1);
         uint64_t swap = order[i];
         order[i] = order[j];
         order[j] = swap;
@@ -66,12 +71,7 @@ static void overlap(int work) {
     madvise(table, slots * 8, MADV_HUGEPAGE);
     for (size_t i = 0; i < slots; i++) table[i] = i;
     uint64_t state = 88172645463325252ull;
-    for (size_t i = 0; i < steps; i++) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        at[i] = (uint32_t)(state % slots);
-    }
+    for (size_t i = 0; i < steps; i++) at[i] = (uint32_t)(next_random(&state) % slots);
     uint64_t sum = 0;
     double start = now_ns();
     for (size_t i = 0; i < steps; i++) {

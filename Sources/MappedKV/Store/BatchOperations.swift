@@ -65,18 +65,12 @@ struct BatchOperations {
         hasOwnLifetime = false
     }
 
-    /// The size of the varint of a length (one byte below 128, nearly always).
-    @inline(__always)
-    private static func lengthSize(_ length: Int) -> Int { length < 0x80 ? 1 : Varint.size(of: UInt64(length)) }
-
     /// Counts a recorded set of a key of `keyLength` bytes and a payload of `payloadLength`.
     @inline(__always)
     private mutating func countSet(keyLength: Int, payloadLength: Int, ownLifetime: Bool) {
-        // Record.encodedSize written out, sharing the key's part between the two totals.
-        let keyAndPayload = Self.lengthSize(keyLength) + keyLength + payloadLength
-        setsLength += keyAndPayload + Self.lengthSize(payloadLength)
-        setsLengthWithSuffix +=
-            keyAndPayload + ExpirySuffix.length + Self.lengthSize(payloadLength + ExpirySuffix.length)
+        setsLength += Record.encodedSize(keyLength: keyLength, valueLength: payloadLength)
+        setsLengthWithSuffix += Record.encodedSize(
+            keyLength: keyLength, valueLength: payloadLength + ExpirySuffix.length)
         setCount += 1
         largestPayload = max(largestPayload, payloadLength)
         if ownLifetime { hasOwnLifetime = true }
@@ -119,6 +113,6 @@ struct BatchOperations {
     mutating func recordRemove(forKey key: String) throws(MappedKVError) {
         let keyLength = try StoreCore.validate(key: key)
         operations.append(Operation(key: key, payloadStart: payloads.count, payloadLength: 0, expiresAfter: nil))
-        removesLength += Self.lengthSize(keyLength) + keyLength + 1
+        removesLength += Record.encodedSize(keyLength: keyLength, valueLength: 0)
     }
 }

@@ -29,15 +29,24 @@ static uint64_t next_random(uint64_t *state) {
     return *state;
 }
 
-static void measure(size_t mebibytes) {
-    size_t slots = mebibytes * 1024 * 1024 / 8;
+/// A table of `slots` 8-byte slots with huge pages asked for, as the store asks for its index,
+/// and a scratch array of `scratch_bytes`; exits if either cannot be had.
+static uint64_t *huge_table(size_t slots, size_t scratch_bytes, void **scratch) {
     uint64_t *table = mmap(NULL, slots * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    uint64_t *order = malloc(slots * 8);
-    if (table == MAP_FAILED || order == NULL) {
+    *scratch = malloc(scratch_bytes);
+    if (table == MAP_FAILED || *scratch == NULL) {
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
     madvise(table, slots * 8, MADV_HUGEPAGE);
+    return table;
+}
+
+static void measure(size_t mebibytes) {
+    size_t slots = mebibytes * 1024 * 1024 / 8;
+    void *scratch;
+    uint64_t *table = huge_table(slots, slots * 8, &scratch);
+    uint64_t *order = scratch;
     // A random permutation (xorshift, Fisher-Yates), then each slot points to the next in it.
     for (size_t i = 0; i < slots; i++) order[i] = i;
     uint64_t state = 88172645463325252ull;
@@ -62,13 +71,9 @@ static void measure(size_t mebibytes) {
 static void overlap(int work) {
     size_t slots = 16 * 1024 * 1024 / 8;
     size_t steps = 2000000;
-    uint64_t *table = mmap(NULL, slots * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    uint32_t *at = malloc(steps * 4);
-    if (table == MAP_FAILED || at == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    madvise(table, slots * 8, MADV_HUGEPAGE);
+    void *scratch;
+    uint64_t *table = huge_table(slots, steps * 4, &scratch);
+    uint32_t *at = scratch;
     for (size_t i = 0; i < slots; i++) table[i] = i;
     uint64_t state = 88172645463325252ull;
     for (size_t i = 0; i < steps; i++) at[i] = (uint32_t)(next_random(&state) % slots);

@@ -16,9 +16,20 @@ public enum Varint {
         return (bits + 6) / 7
     }
 
-    /// Appends the minimal encoding of `value` to `bytes`.
-    @inlinable
+    /// Appends the minimal encoding of `value` to `bytes`. Values under 128 (most lengths) are
+    /// appended in line; longer encodings by ``appendMultibyte(_:to:)``.
+    @inlinable @inline(__always)
     public static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        if value < 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value))
+        } else {
+            appendMultibyte(value, to: &bytes)
+        }
+    }
+
+    /// Appends the minimal encoding of `value` to `bytes`, whatever its length.
+    @inlinable
+    public static func appendMultibyte(_ value: UInt64, to bytes: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)

@@ -43,13 +43,14 @@ extension StoreCore {
                     }
                     if operation.expiresAfter != nil && !expiryEnabled {
                         throw .invalidArgument(
-                            "an expiry duration for '\(operation.key)' needs key expiry enabled on the store")
+                            "an expiry duration for '\(batch.keyString(of: operation))' needs key expiry enabled on the store"
+                        )
                     }
                 }
             }
             // Only removes of absent keys: nothing to write.
             if batch.setCount == 0 {
-                guard batch.operations.contains(where: { contains(storedKey: $0.key) }) else { return 0 }
+                guard containsAnyKey(of: batch) else { return 0 }
             }
             let length = (suffixLength > 0 ? batch.setsLengthWithSuffix : batch.setsLength) + batch.removesLength
             guard length <= RecordLimits.maximumRegionLength else { throw .regionFull }
@@ -60,20 +61,58 @@ extension StoreCore {
             } else if length >= spaceLeft(files) {
                 try makeRoom(files, incomingLength: length, incomingCount: batch.operations.count)
             }
-            // From here on nothing throws: the records go into the mirror (sized for the whole batch
-            // once, then written in place), then out in one append.
-            let now = expiryEnabled ? configuration.clock.now() : 0
+            // From here on nothing throws.
             let start = mirror.count
-            mirror.append(contentsOf: repeatElement(0, count: length))
-            let (end, records) = mirror.withUnsafeMutableBytes { region in
-                writeRecords(of: batch, into: region, at: start, suffixLength: suffixLength, now: now)
+            let records: Int
+            if suffixLength == 0 && !batch.hasRemoves {
+                // The records as recorded are the records to write: one copy into the mirror.
+                mirror.append(contentsOf: batch.records)
+                records = mirror.withUnsafeBytes { region in fileRecords(of: batch, at: start, in: region) }
+            } else {
+                // The records go into the mirror (sized for the whole batch once, then written in
+                // place), each with its suffix; removes of absent keys write nothing.
+                let now = expiryEnabled ? configuration.clock.now() : 0
+                mirror.append(contentsOf: repeatElement(0, count: length))
+                let end: Int
+                (end, records) = mirror.withUnsafeMutableBytes { region in
+                    writeRecords(of: batch, into: region, at: start, suffixLength: suffixLength, now: now)
+                }
+                mirror.removeLast(mirror.count - end)
             }
-            mirror.removeLast(mirror.count - end)  // removes of absent keys wrote nothing
             guard records > 0 else { return 0 }
             commitAppend(files, from: start)
             recordCount += records - 1
             return records
         }
+    }
+
+    /// Points the index at each set of `batch`, whose records were copied as they are into
+    /// `region` (the mirror) from offset `start`; returns how many records there are.
+    private func fileRecords(of batch: BatchOperations, at start: Int, in region: UnsafeRawBufferPointer) -> Int {
+        let operations = batch.operations
+        // Every key's hash first, and its home bucket read: the reads do not depend on each
+        // other, so the processor has them in flight together, and the lookups below find their
+        // buckets cached instead of waiting for one cache miss each in turn.
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: operations.count) { hashes in
+            let written = UnsafeRawBufferPointer(rebasing: region[start...])
+            for position in operations.indices {
+                hashes[position] = index.hash(BatchOperations.key(of: operations[position], in: written))
+            }
+            index.touchHomes(of: UnsafeBufferPointer(hashes))
+            for position in operations.indices {
+                let operation = operations[position]
+                let keyStart = start + operation.keyStart
+                let valueStart = start + operation.payloadStart
+                let slot = ValueSlot(
+                    keyStart: UInt32(truncatingIfNeeded: keyStart), valueStart: UInt32(truncatingIfNeeded: valueStart),
+                    valueLength: UInt32(truncatingIfNeeded: operation.payloadLength),
+                    keyLength: UInt16(truncatingIfNeeded: operation.keyLength),
+                    keyOffset: UInt8(truncatingIfNeeded: operation.keyStart - operation.recordStart))
+                let key = UnsafeRawBufferPointer(rebasing: region[keyStart..<keyStart + operation.keyLength])
+                _ = index.update(slot, key: key, hash: hashes[position], in: region)
+            }
+        }
+        return operations.count
     }
 
     /// Writes the records of `batch` into `region` (the mirror) from offset `start`, in order,
@@ -88,63 +127,62 @@ extension StoreCore {
         var offset = start
         var records = 0
         let operations = batch.operations
-        // Every key's hash first, and its home bucket read: the reads do not depend on each
-        // other, so the processor has them in flight together, and the lookups below find their
-        // buckets cached instead of waiting for one cache miss each in turn.
+        // Hashes and home buckets first, as fileRecords(of:at:in:) reads them.
+        let recorded = UnsafeRawBufferPointer(batch.records)
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: operations.count) { hashes in
             for position in operations.indices {
-                hashes[position] = Self.withBytes(of: operations[position].key) { index.hash($0) }
+                hashes[position] = index.hash(BatchOperations.key(of: operations[position], in: recorded))
             }
             index.touchHomes(of: UnsafeBufferPointer(hashes))
-            batch.payloads.withUnsafeBytes { payloads in
-                for position in operations.indices {
-                    let operation = operations[position]
-                    let hash = hashes[position]
-                    Self.withBytes(of: operation.key) { key in
-                        if operation.isRemove {
-                            guard index.remove(key, hash: hash, in: mirrorBytes) != nil else { return }
-                            offset += Varint.write(UInt64(key.count), to: base + offset)
-                            (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
-                            offset += key.count
-                            base.storeBytes(of: 0, toByteOffset: offset, as: UInt8.self)
-                            offset += 1
-                            records += 1
-                            return
-                        }
-                        let recordStart = offset
-                        let valueLength = operation.payloadLength + suffixLength
-                        offset += Varint.write(UInt64(key.count), to: base + offset)
-                        let keyStart = offset
-                        (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
-                        offset += key.count
-                        offset += Varint.write(UInt64(valueLength), to: base + offset)
-                        let valueStart = offset
-                        (base + offset).copyMemory(
-                            from: payloads.baseAddress! + operation.payloadStart, byteCount: operation.payloadLength)
-                        offset += operation.payloadLength
-                        if suffixLength > 0 {
-                            let expiry =
-                                operation.expiresAt
-                                ?? ExpirySuffix.expiration(
-                                    now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
-                            base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
-                            offset += ExpirySuffix.length
-                        }
-                        let slot = ValueSlot(
-                            keyStart: UInt32(keyStart), valueStart: UInt32(valueStart),
-                            valueLength: UInt32(valueLength),
-                            keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - recordStart))
-                        _ = index.update(slot, key: key, hash: hash, in: mirrorBytes)
-                        records += 1
-                    }
+            for position in operations.indices {
+                let operation = operations[position]
+                let hash = hashes[position]
+                let key = BatchOperations.key(of: operation, in: recorded)
+                if operation.isRemove {
+                    guard index.remove(key, hash: hash, in: mirrorBytes) != nil else { continue }
+                    // The deletion record as recorded.
+                    let length = operation.recordLength
+                    (base + offset).copyMemory(
+                        from: recorded.baseAddress! + operation.recordStart, byteCount: length)
+                    offset += length
+                    records += 1
+                    continue
                 }
+                let recordStart = offset
+                let valueLength = operation.payloadLength + suffixLength
+                offset += Varint.write(UInt64(key.count), to: base + offset)
+                let keyStart = offset
+                (base + offset).copyMemory(from: key.baseAddress!, byteCount: key.count)
+                offset += key.count
+                offset += Varint.write(UInt64(valueLength), to: base + offset)
+                let valueStart = offset
+                (base + offset).copyMemory(
+                    from: recorded.baseAddress! + operation.payloadStart, byteCount: operation.payloadLength)
+                offset += operation.payloadLength
+                if suffixLength > 0 {
+                    let expiry =
+                        operation.expiresAt
+                        ?? ExpirySuffix.expiration(
+                            now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
+                    base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
+                    offset += ExpirySuffix.length
+                }
+                let slot = ValueSlot(
+                    keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
+                    keyLength: UInt16(key.count), keyOffset: UInt8(keyStart - recordStart))
+                _ = index.update(slot, key: key, hash: hash, in: mirrorBytes)
+                records += 1
             }
         }
         return (offset, records)
     }
 
-    /// Whether the index holds `key` (expired or not): a remove of it writes a deletion record.
-    private func contains(storedKey key: String) -> Bool {
-        mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) != nil } }
+    /// Whether the index holds the key of any operation of `batch` (expired or not): a remove of
+    /// such a key writes a deletion record.
+    private func containsAnyKey(of batch: BatchOperations) -> Bool {
+        let recorded = UnsafeRawBufferPointer(batch.records)
+        return mirror.withUnsafeBytes { bytes in
+            batch.operations.contains { index.slot(for: BatchOperations.key(of: $0, in: recorded), in: bytes) != nil }
+        }
     }
 }

@@ -1,0 +1,87 @@
+import Foundation
+import MappedKVFormat
+import Testing
+
+@testable import MappedKV
+
+/// A batch encodes each operation's record as it is recorded, and a commit copies those records
+/// into the region as they are when they need nothing added: the records must be byte for byte
+/// the ones single sets and removes write, for every length of key and payload header.
+@Suite("Write batch records")
+struct WriteBatchRecordTests {
+    /// Keys and payloads on either side of the one- and two-byte varint lengths.
+    static let keys = ["k", String(repeating: "a", count: 127), String(repeating: "b", count: 128)]
+    static let payloadLengths = [1, 126, 127, 128, 129, 16_383, 16_384, 70_000]
+
+    /// The data file's records: the used bytes after the 4-byte length and the item size holder
+    /// (a random value of each store's own).
+    private func records(of store: MappedKV, at path: String) throws -> [UInt8] {
+        let used = try store.actualSize
+        let start = 4 + ItemSizeHolder.encodedLength
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(4 + used).dropFirst(start))
+    }
+
+    @Test("batched sets of every header length write the bytes single sets write", arguments: [false, true])
+    func batchedRecordsMatchSingleWrites(withRemoves: Bool) throws {
+        let dir = TemporaryDirectory("batch-records")
+        // Room for everything from the start, so that neither store grows or compacts: the single
+        // sets append one record each, as the batch appends all of them.
+        var configuration = Configuration()
+        configuration.expectedCapacity = 1 << 22
+        let single = try MappedKV(id: "single", directory: dir.path, configuration: configuration)
+        let batched = try MappedKV(id: "batched", directory: dir.path, configuration: configuration)
+        // Present before the batch, so that its removes write deletion records.
+        for store in [single, batched] { try store.set(Int32(7), forKey: "present") }
+        var values: [(key: String, value: [UInt8])] = []
+        for key in Self.keys {
+            for length in Self.payloadLengths {
+                values.append(
+                    (key + "-\(length)", (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ key.count) }))
+            }
+        }
+        try batched.batch { batch in
+            for (key, value) in values { try batch.set(value, forKey: key) }
+            try batch.set("a string", forKey: "k")
+            if withRemoves {
+                try batch.removeValue(forKey: "present")
+                try batch.removeValue(forKey: "absent")
+            }
+        }
+        for (key, value) in values { try single.set(value, forKey: key) }
+        try single.set("a string", forKey: "k")
+        if withRemoves { try single.removeValue(forKey: "present") }
+
+        #expect(try single.info().meta.sequence == batched.info().meta.sequence, "neither store wrote back")
+        let batchedRecords = try records(of: batched, at: dir.path + "/batched")
+        #expect(batchedRecords.count > 300_000)
+        #expect(batchedRecords == (try records(of: single, at: dir.path + "/single")))
+        batched.close()
+        let reopened = try MappedKV(id: "batched", directory: dir.path)
+        for (key, value) in values { #expect(try reopened.bytes(forKey: key) == value, "\(key)") }
+        #expect(try reopened.string(forKey: "k") == "a string")
+        #expect(try reopened.contains("present") == !withRemoves)
+    }
+
+    @Test("with key expiry on, batched values of every header length read back whole after a reopen")
+    func expiringRecordsOfEveryLength() throws {
+        let dir = TemporaryDirectory("batch-records-expiry")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        try store.enableKeyExpiry(defaultDuration: .seconds(3_600))
+        try store.batch { batch in
+            for key in Self.keys {
+                for length in Self.payloadLengths {
+                    try batch.set([UInt8](repeating: UInt8(length % 251), count: length), forKey: key + "-\(length)")
+                }
+            }
+        }
+        store.close()
+        let reopened = try MappedKV(id: "s", directory: dir.path)
+        for key in Self.keys {
+            for length in Self.payloadLengths {
+                #expect(
+                    try reopened.bytes(forKey: key + "-\(length)")
+                        == [UInt8](repeating: UInt8(length % 251), count: length))
+            }
+        }
+    }
+}

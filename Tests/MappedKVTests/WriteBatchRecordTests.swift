@@ -84,4 +84,45 @@ struct WriteBatchRecordTests {
             }
         }
     }
+
+    @Test(
+        "random batches of sets only (filed in one pass) agree with a dictionary, through growth, repeats and a reopen")
+    func setOnlyBatchesAgreeWithAModel() throws {
+        let dir = TemporaryDirectory("batch-sets-model")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        var model: [String: Int32] = [:]
+        var rng = SystemRandomNumberGenerator()
+        // The first batches grow the index several times each; later ones overwrite keys, some
+        // more than once within one batch.
+        for round in 0..<80 {
+            let size = Int.random(in: 1...(round < 8 ? 300 : 40), using: &rng)
+            try store.batch { batch in
+                for _ in 0..<size {
+                    let key = "key-\(Int.random(in: 0..<900, using: &rng))"
+                    let value = Int32.random(in: .min ... .max, using: &rng)
+                    try batch.set(value, forKey: key)
+                    model[key] = value
+                }
+            }
+        }
+        // The index's counts, which compaction relies on, agree with the live records.
+        let liveBytes = model.reduce(0) { total, entry in
+            total + Record.encodedSize(keyLength: entry.key.utf8.count, valueLength: entry.value.payloadBytes.count)
+        }
+        let (keys, bytes) = try store.withCore { core in (core.index.count, core.index.recordBytes) }
+        #expect(keys == model.count)
+        #expect(bytes == liveBytes)
+        func check(_ store: MappedKV) throws {
+            #expect(try store.count == model.count)
+            for index in 0..<900 {
+                let key = "key-\(index)"
+                #expect(try store.int32(forKey: key) == model[key], "\(key)")
+            }
+        }
+        try check(store)
+        try store.trim()
+        try check(store)
+        store.close()
+        try check(try MappedKV(id: "s", directory: dir.path))
+    }
 }

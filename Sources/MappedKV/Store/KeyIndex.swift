@@ -127,27 +127,39 @@ struct KeyIndex {
     private func probe(
         for key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer
     ) -> (position: Int, found: Bool) {
-        guard !entries.isEmpty, let keyBase = key.baseAddress, let mirrorBase = mirror.baseAddress else {
+        entries.withUnsafeBufferPointer { buckets in
+            Self.probe(buckets, from: home(hash), for: key, hash: hash, in: mirror)
+        }
+    }
+
+    /// ``probe(for:hash:in:)`` over `buckets` (the table's, a power of two of them, or none),
+    /// starting at the home bucket `home`.
+    @inline(__always)
+    static func probe(
+        _ buckets: UnsafeBufferPointer<Entry>, from home: Int, for key: UnsafeRawBufferPointer, hash: UInt32,
+        in mirror: UnsafeRawBufferPointer
+    ) -> (position: Int, found: Bool) {
+        guard !buckets.isEmpty, let keyBase = key.baseAddress, let mirrorBase = mirror.baseAddress else {
             return (-1, false)
         }
-        let mask = entries.count - 1
-        var position = home(hash)
+        let mask = buckets.count - 1
+        var position = home
         // A key that is not UTF-8 carries the repaired flag in its tag, so it never equals `hash`
         // here: ``slot(for:in:)`` and the others look among such keys only after a miss, and
         // only when the table holds any.
         while true {
-            let entry = entries[position]
+            let entry = buckets[position]
             if entry.isEmpty { break }
             if entry.tag == hash {
                 // The header's first byte is the key length when it is under 128 (nearly always).
                 let start = entry.recordStart
                 if start < mirror.count, mirror[start] < 0x80 {
                     if Int(mirror[start]) == key.count, start + 1 + key.count <= mirror.count,
-                        Self.bytesEqual(mirrorBase + start + 1, keyBase, key.count)
+                        bytesEqual(mirrorBase + start + 1, keyBase, key.count)
                     {
                         return (position, true)
                     }
-                } else if let (length, offset) = Self.varint(at: start, in: mirror), length == key.count,
+                } else if let (length, offset) = varint(at: start, in: mirror), length == key.count,
                     start + offset + length <= mirror.count, memcmp(mirrorBase + start + offset, keyBase, length) == 0
                 {
                     return (position, true)
@@ -252,6 +264,48 @@ struct KeyIndex {
         count += 1
         recordBytes += slot.recordRange.count
         if slot.keyIsRepaired { repairedCount += 1 }
+    }
+
+    /// Makes each of `newRecords` records the record of its key, in order (a later record of the
+    /// same key wins), as ``update(_:key:hash:in:)`` one by one would, but growing the table at
+    /// most once, first, and writing the buckets through one pointer (no check per bucket that
+    /// the array is not shared). `record(i)` gives the `i`th record's slot, its key's bytes in
+    /// `mirror` and the key's hash; the records are sets of UTF-8 keys, all in `mirror`.
+    @inline(__always)
+    mutating func fileRecords(
+        count newRecords: Int, in mirror: UnsafeRawBufferPointer,
+        _ record: (Int) -> (slot: ValueSlot, key: UnsafeRawBufferPointer, hash: UInt32)
+    ) {
+        // Keys that are not UTF-8 need the lookup among repaired keys: the general path.
+        guard repairedCount == 0 else {
+            for position in 0..<newRecords {
+                let (slot, key, hash) = record(position)
+                _ = update(slot, key: key, hash: hash, in: mirror)
+            }
+            return
+        }
+        // Room for every record as a new key, so that nothing grows while the buckets are written.
+        if count + newRecords > capacity { grow(to: Self.bucketCount(for: count + newRecords)) }
+        let shift = homeShift
+        var added = 0
+        var addedBytes = 0
+        entries.withUnsafeMutableBufferPointer { buckets in
+            let readable = UnsafeBufferPointer(buckets)
+            for position in 0..<newRecords {
+                let (slot, key, hash) = record(position)
+                let home = Int(truncatingIfNeeded: hash &>> shift)
+                let (bucket, found) = Self.probe(readable, from: home, for: key, hash: hash, in: mirror)
+                if found {
+                    addedBytes -= Self.slot(of: buckets[bucket], in: mirror)?.recordRange.count ?? 0
+                } else {
+                    added += 1
+                }
+                buckets[bucket] = Entry(hash: hash, slot: slot)
+                addedBytes += slot.recordRange.count
+            }
+        }
+        count += added
+        recordBytes += addedBytes
     }
 
     /// Removes `key` (its UTF-8 bytes); returns its slot, or nil if it was absent.

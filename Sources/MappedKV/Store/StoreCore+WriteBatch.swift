@@ -99,17 +99,17 @@ extension StoreCore {
                 hashes[position] = index.hash(BatchOperations.key(of: operations[position], in: written))
             }
             index.touchHomes(of: UnsafeBufferPointer(hashes))
-            for position in operations.indices {
+            index.fileRecords(count: operations.count, in: region) { position in
                 let operation = operations[position]
                 let keyStart = start + operation.keyStart
-                let valueStart = start + operation.payloadStart
                 let slot = ValueSlot(
-                    keyStart: UInt32(truncatingIfNeeded: keyStart), valueStart: UInt32(truncatingIfNeeded: valueStart),
+                    keyStart: UInt32(truncatingIfNeeded: keyStart),
+                    valueStart: UInt32(truncatingIfNeeded: start + operation.payloadStart),
                     valueLength: UInt32(truncatingIfNeeded: operation.payloadLength),
                     keyLength: UInt16(truncatingIfNeeded: operation.keyLength),
                     keyOffset: UInt8(truncatingIfNeeded: operation.keyStart - operation.recordStart))
                 let key = UnsafeRawBufferPointer(rebasing: region[keyStart..<keyStart + operation.keyLength])
-                _ = index.update(slot, key: key, hash: hashes[position], in: region)
+                return (slot, key, hashes[position])
             }
         }
         return operations.count

@@ -42,12 +42,16 @@ extension StoreCore {
     @inline(__always)
     func value<V: PayloadCodable>(forKey key: String, as type: V.Type) throws(MappedKVError) -> V? {
         try prepareRead()
-        guard let range = liveValueRange(forKey: key) else { return nil }
-        do {
-            return try mirror.withRawBytes { (bytes) throws(FormatError) -> V in
-                try V(payload: UnsafeRawBufferPointer(rebasing: bytes[range]))
-            }
-        } catch {
+        // The lookup and the decode in one borrow of the mirror: each `withUnsafeBytes` of the
+        // stored array retains and releases it, two atomic operations.
+        let decoded = mirror.withUnsafeBytes { bytes -> Result<V, FormatError>? in
+            guard let range = liveValueRange(forKey: key, in: bytes) else { return nil }
+            return Result { () throws(FormatError) in try V(payload: UnsafeRawBufferPointer(rebasing: bytes[range])) }
+        }
+        switch decoded {
+        case nil: return nil
+        case .success(let value): return value
+        case .failure(let error):
             throw .valueDecodingFailed(key: key, type: "\(V.self)", reason: error.description)
         }
     }
@@ -200,6 +204,17 @@ extension StoreCore {
         let time = mirror.withUnsafeBytes { ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: $0[range])) }
         guard let time else { return range }
         return ExpirySuffix.isExpired(time, now: now) ? nil : range.dropLast(ExpirySuffix.length)
+    }
+
+    /// The live value range of `key` in `bytes` (the mirror's), or nil if it is absent or expired.
+    @inline(__always)
+    func liveValueRange(forKey key: String, in bytes: UnsafeRawBufferPointer) -> Range<Int>? {
+        let found = Self.withBytes(of: key) { index.slot(for: $0, in: bytes) }
+        guard let slot = found ?? (index.repairedCount > 0 ? repairedSlot(forKey: key) : nil) else { return nil }
+        guard expiryEnabled else { return slot.valueRange }
+        let range = slot.valueRange
+        guard let time = ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: bytes[range])) else { return range }
+        return ExpirySuffix.isExpired(time, now: configuration.clock.now()) ? nil : range.dropLast(ExpirySuffix.length)
     }
 
     /// The live value range of `key`, or nil if it is absent or expired.

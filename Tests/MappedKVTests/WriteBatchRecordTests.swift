@@ -125,4 +125,22 @@ struct WriteBatchRecordTests {
         store.close()
         try check(try MappedKV(id: "s", directory: dir.path))
     }
+
+    @Test("a copied batch keeps its records while the original records more or is emptied")
+    func copiesAreIndependent() throws {
+        var original = BatchOperations()
+        try original.recordSet(Int32(1), forKey: "a")
+        let copy = original
+        try original.recordSet(Int32(2), forKey: "b")
+        // varint(1) "a" varint(1) varint(1)
+        #expect(copy.count == 1 && Array(copy.records) == [1, 0x61, 1, 1])
+        #expect(original.count == 2 && Array(original.records) == [1, 0x61, 1, 1, 1, 0x62, 1, 2])
+        var emptied = copy
+        emptied.removeAll()
+        #expect(emptied.isEmpty && emptied.records.isEmpty)
+        #expect(Array(copy.records) == [1, 0x61, 1, 1])
+        original.removeAll()
+        try original.recordSet(Int32(3), forKey: "c")
+        #expect(Array(copy.records) == [1, 0x61, 1, 1])
+    }
 }

@@ -83,7 +83,11 @@ struct BatchOperations: @unchecked Sendable {
     mutating func removeAll() {
         let keep = operations.capacity <= Self.keptOperationCapacity
         operations.removeAll(keepingCapacity: keep)
-        writableRecords().removeAll(keepingAtMost: Self.keptRecordCapacity)
+        if isKnownUniquelyReferenced(&recordBytes) {
+            recordBytes.removeAll(keepingAtMost: Self.keptRecordCapacity)
+        } else {
+            recordBytes = BatchRecordBytes()  // another batch has these bytes: leave them to it
+        }
         scratch.removeAll(keepingCapacity: scratch.capacity <= Self.keptRecordCapacity)
         setsLength = 0
         setsLengthWithSuffix = 0

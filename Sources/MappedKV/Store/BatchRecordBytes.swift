@@ -88,9 +88,6 @@ final class BatchRecordBytes {
         count += length
     }
 
-    /// Drops every byte written from `position` on.
-    func truncate(to position: Int) { count = min(count, position) }
-
     /// Forgets every byte, keeping the storage unless it is larger than `keptCapacity`.
     func removeAll(keepingAtMost keptCapacity: Int) {
         count = 0

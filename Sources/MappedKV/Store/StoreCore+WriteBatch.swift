@@ -90,15 +90,7 @@ extension StoreCore {
     /// `region` (the mirror) from offset `start`; returns how many records there are.
     private func fileRecords(of batch: BatchOperations, at start: Int, in region: UnsafeRawBufferPointer) -> Int {
         let operations = batch.operations
-        // Every key's hash first, and its home bucket read: the reads do not depend on each
-        // other, so the processor has them in flight together, and the lookups below find their
-        // buckets cached instead of waiting for one cache miss each in turn.
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: operations.count) { hashes in
-            let written = UnsafeRawBufferPointer(rebasing: region[start...])
-            for position in operations.indices {
-                hashes[position] = index.hash(BatchOperations.key(of: operations[position], in: written))
-            }
-            index.touchHomes(of: UnsafeBufferPointer(hashes))
+        withKeyHashes(of: batch) { hashes in
             index.fileRecords(count: operations.count, in: region) { position in
                 let operation = operations[position]
                 let keyStart = start + operation.keyStart
@@ -127,13 +119,8 @@ extension StoreCore {
         var offset = start
         var records = 0
         let operations = batch.operations
-        // Hashes and home buckets first, as fileRecords(of:at:in:) reads them.
         let recorded = UnsafeRawBufferPointer(batch.records)
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: operations.count) { hashes in
-            for position in operations.indices {
-                hashes[position] = index.hash(BatchOperations.key(of: operations[position], in: recorded))
-            }
-            index.touchHomes(of: UnsafeBufferPointer(hashes))
+        withKeyHashes(of: batch) { hashes in
             for position in operations.indices {
                 let operation = operations[position]
                 let hash = hashes[position]
@@ -175,6 +162,22 @@ extension StoreCore {
             }
         }
         return (offset, records)
+    }
+
+    /// Calls `body` with the hash of each operation's key of `batch`, in order, once every key's
+    /// home bucket has been read: the reads do not depend on each other, so the processor has them
+    /// in flight together, and the lookups in `body` find their buckets cached instead of waiting
+    /// for one cache miss each in turn.
+    private func withKeyHashes(of batch: BatchOperations, _ body: (UnsafeBufferPointer<UInt32>) -> Void) {
+        let operations = batch.operations
+        let recorded = UnsafeRawBufferPointer(batch.records)
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: operations.count) { hashes in
+            for position in operations.indices {
+                hashes[position] = index.hash(BatchOperations.key(of: operations[position], in: recorded))
+            }
+            index.touchHomes(of: UnsafeBufferPointer(hashes))
+            body(UnsafeBufferPointer(hashes))
+        }
     }
 
     /// Whether the index holds the key of any operation of `batch` (expired or not): a remove of

@@ -7,6 +7,25 @@ extension String: PayloadCodable {
         Varint.append(UInt64(utf8.count), to: &bytes)
         bytes.append(contentsOf: utf8)
     }
+    /// The varint of the UTF-8 length and the UTF-8 bytes.
+    @inlinable
+    public var directPayloadLength: Int? {
+        let count = utf8.count
+        return Varint.size(of: UInt64(count)) + count
+    }
+    /// Writes the varint of the UTF-8 length, then the UTF-8 bytes.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        let count = utf8.count
+        let start = destination + Varint.write(UInt64(count), to: destination)
+        let copied: Void? = utf8.withContiguousStorageIfAvailable { utf8 in
+            guard let source = utf8.baseAddress else { return }
+            start.copyMemory(from: source, byteCount: count)
+        }
+        if copied == nil {
+            for (offset, byte) in utf8.enumerated() { start.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self) }
+        }
+    }
     /// Reads the inner length and that many bytes, which must be valid UTF-8 and exactly the rest
     /// of the payload.
     @inlinable

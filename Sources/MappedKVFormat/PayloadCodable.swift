@@ -10,6 +10,31 @@ public protocol PayloadCodable {
     func encodePayload(into bytes: inout [UInt8])
     /// Decodes a value from `payload`, which must hold exactly one encoded value.
     init(payload: UnsafeRawBufferPointer) throws(FormatError)
+    /// The length of this value's payload when it is known without encoding it (a number's, a
+    /// string's), or `nil` (the default) when only encoding tells. When it is known, a writer can
+    /// make room for the payload first and then encode it in place with ``writePayload(to:)``.
+    var directPayloadLength: Int? { get }
+    /// Writes this value's payload at `destination`, which has room for it: exactly
+    /// ``directPayloadLength`` bytes when that is known. The default encodes the payload with
+    /// ``encodePayload(into:)`` and copies it.
+    func writePayload(to destination: UnsafeMutableRawPointer)
+}
+
+extension PayloadCodable {
+    /// `nil`: the payload's length is known only by encoding it.
+    @inlinable
+    public var directPayloadLength: Int? { nil }
+
+    /// Encodes the payload with ``encodePayload(into:)`` and copies it to `destination`.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        var bytes: [UInt8] = []
+        encodePayload(into: &bytes)
+        bytes.withUnsafeBytes { encoded in
+            guard let source = encoded.baseAddress else { return }
+            destination.copyMemory(from: source, byteCount: encoded.count)
+        }
+    }
 }
 
 extension PayloadCodable {

@@ -4,6 +4,14 @@ extension Bool: PayloadCodable {
     /// One byte, `00` or `01`.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { bytes.append(self ? 1 : 0) }
+    /// One byte.
+    @inlinable
+    public var directPayloadLength: Int? { 1 }
+    /// Writes the byte `00` or `01`.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        destination.storeBytes(of: self ? 1 : 0, as: UInt8.self)
+    }
     /// One varint of value 0 or 1 and nothing else (MMKV writes the single byte `00` or `01`).
     ///
     /// MMKV's `readBool` tests any varint against zero; a larger value, or bytes after the varint,
@@ -22,6 +30,14 @@ extension Int32: PayloadCodable {
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) {
         Varint.append(UInt64(bitPattern: Int64(self)), to: &bytes)
+    }
+    /// The length of the varint.
+    @inlinable
+    public var directPayloadLength: Int? { Varint.size(of: UInt64(bitPattern: Int64(self))) }
+    /// Writes the varint.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        _ = Varint.write(UInt64(bitPattern: Int64(self)), to: destination)
     }
     /// One varint holding an `Int32`: below 2^32 (a non-negative value, or a negative one in the
     /// 5-byte form that keeps only the low 32 bits) or a negative value sign-extended to 64 bits.
@@ -42,6 +58,14 @@ extension UInt32: PayloadCodable {
     /// A varint.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Varint.append(UInt64(self), to: &bytes) }
+    /// The length of the varint.
+    @inlinable
+    public var directPayloadLength: Int? { Varint.size(of: UInt64(self)) }
+    /// Writes the varint.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        _ = Varint.write(UInt64(self), to: destination)
+    }
     /// One varint below 2^32; anything else throws ``FormatError/payloadMismatch(expected:found:)``.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
@@ -58,6 +82,14 @@ extension Int64: PayloadCodable {
     /// A varint of the two's-complement bits (10 bytes when negative).
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Varint.append(UInt64(bitPattern: self), to: &bytes) }
+    /// The length of the varint.
+    @inlinable
+    public var directPayloadLength: Int? { Varint.size(of: UInt64(bitPattern: self)) }
+    /// Writes the varint.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        _ = Varint.write(UInt64(bitPattern: self), to: destination)
+    }
     /// One varint of at most 64 bits, read as two's-complement bits, with nothing after it.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
@@ -70,6 +102,12 @@ extension UInt64: PayloadCodable {
     /// A varint.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Varint.append(self, to: &bytes) }
+    /// The length of the varint.
+    @inlinable
+    public var directPayloadLength: Int? { Varint.size(of: self) }
+    /// Writes the varint.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) { _ = Varint.write(self, to: destination) }
     /// One varint of at most 64 bits, with nothing after it.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
@@ -83,6 +121,14 @@ extension Float: PayloadCodable {
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) {
         withUnsafeBytes(of: bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+    /// 4 bytes.
+    @inlinable
+    public var directPayloadLength: Int? { 4 }
+    /// Writes the 4 bytes, little-endian.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        destination.storeBytes(of: bitPattern.littleEndian, as: UInt32.self)
     }
     /// Exactly four bytes, IEEE-754 little-endian.
     @inlinable
@@ -99,6 +145,14 @@ extension Double: PayloadCodable {
     public func encodePayload(into bytes: inout [UInt8]) {
         withUnsafeBytes(of: bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
     }
+    /// 8 bytes.
+    @inlinable
+    public var directPayloadLength: Int? { 8 }
+    /// Writes the 8 bytes, little-endian.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        destination.storeBytes(of: bitPattern.littleEndian, as: UInt64.self)
+    }
     /// Exactly eight bytes, IEEE-754 little-endian.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) {
@@ -112,6 +166,14 @@ extension Int: PayloadCodable {
     /// Stored as an MMKV int64: a varint of the two's-complement bits.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Int64(self).encodePayload(into: &bytes) }
+    /// The length of the varint.
+    @inlinable
+    public var directPayloadLength: Int? { Varint.size(of: UInt64(bitPattern: Int64(self))) }
+    /// Writes the varint.
+    @inlinable
+    public func writePayload(to destination: UnsafeMutableRawPointer) {
+        _ = Varint.write(UInt64(bitPattern: Int64(self)), to: destination)
+    }
     /// Read as an MMKV int64.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) { self = Int(try Int64(payload: payload)) }

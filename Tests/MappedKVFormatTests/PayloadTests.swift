@@ -66,6 +66,34 @@ struct PayloadVector: Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// What the value's in-place writer produces: its ``PayloadCodable/directPayloadLength`` and
+    /// the bytes ``PayloadCodable/writePayload(to:)`` wrote, found by filling a buffer with a
+    /// marker first (so a write past the payload shows up as a changed byte after it).
+    var writtenInPlace: (directLength: Int?, bytes: [UInt8], untouchedAfter: Bool) {
+        func write(_ value: some PayloadCodable) -> (Int?, [UInt8], Bool) {
+            let length = payload.count
+            var buffer = [UInt8](repeating: 0xA5, count: length + 16)
+            buffer.withUnsafeMutableBytes { value.writePayload(to: $0.baseAddress!) }
+            return (
+                value.directPayloadLength, Array(buffer.prefix(length)),
+                buffer.dropFirst(length).allSatisfy { $0 == 0xA5 }
+            )
+        }
+        switch value {
+        case .bool(let v): return write(v)
+        case .int32(let v): return write(v)
+        case .uint32(let v): return write(v)
+        case .int64(let v): return write(v)
+        case .uint64(let v): return write(v)
+        case .int(let v): return write(v)
+        case .float(let v): return write(v)
+        case .double(let v): return write(v)
+        case .string(let v): return write(v)
+        case .bytes(let v): return write(v)
+        case .strings(let v): return write(v)
+        }
+    }
+
     /// Decodes `bytes` as this vector's type and says whether the result equals the vector's value
     /// (floating-point values compare by bit pattern).
     func decodesToValue(_ bytes: [UInt8]) throws -> Bool {
@@ -124,6 +152,32 @@ struct PayloadTests {
     @Test("encodes to the expected bytes", arguments: PayloadVector.all)
     func encodes(_ vector: PayloadVector) {
         #expect(vector.encoded == vector.payload, "got \(vector.encoded.hex), expected \(vector.payload.hex)")
+    }
+
+    @Test("writes in place exactly the bytes it encodes, and no more", arguments: PayloadVector.all)
+    func writesInPlace(_ vector: PayloadVector) {
+        let written = vector.writtenInPlace
+        // Numbers and strings know their length without encoding; byte arrays and string vectors
+        // take the default, which encodes and copies.
+        let knowsLength = vector.type != "bytes" && vector.type != "strings"
+        #expect(written.directLength == (knowsLength ? vector.payload.count : nil))
+        #expect(written.bytes == vector.payload, "got \(written.bytes.hex), expected \(vector.payload.hex)")
+        #expect(written.untouchedAfter, "wrote past the payload")
+    }
+
+    @Test("small (inline) and large strings, from UTF-8 or UTF-16, write in place what they encode")
+    func stringsWriteInPlace() {
+        // Up to 15 UTF-8 bytes a string is stored inline; longer ones in a buffer of their own.
+        let strings = [
+            "", "é", "fifteen bytes!!", "sixteen bytes!!!", String(repeating: "ß", count: 70),
+            String(decoding: Array("日本語のキー".utf16), as: UTF16.self),
+        ]
+        for string in strings {
+            var buffer = [UInt8](repeating: 0, count: string.payloadBytes.count)
+            buffer.withUnsafeMutableBytes { string.writePayload(to: $0.baseAddress!) }
+            #expect(string.directPayloadLength == string.payloadBytes.count)
+            #expect(buffer == string.payloadBytes, "\(string)")
+        }
     }
 
     @Test("decodes the expected bytes back to the value", arguments: PayloadVector.all)

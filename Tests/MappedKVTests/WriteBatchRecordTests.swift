@@ -62,6 +62,45 @@ struct WriteBatchRecordTests {
         #expect(try reopened.contains("present") == !withRemoves)
     }
 
+    @Test("batched numbers and strings, encoded in place, write the bytes single sets write")
+    func batchedScalarsMatchSingleWrites() throws {
+        let dir = TemporaryDirectory("batch-scalars")
+        var configuration = Configuration()
+        configuration.expectedCapacity = 1 << 20
+        let single = try MappedKV(id: "single", directory: dir.path, configuration: configuration)
+        let batched = try MappedKV(id: "batched", directory: dir.path, configuration: configuration)
+        // Varint boundaries, negatives (ten bytes), and strings on either side of a two-byte length.
+        let int32s: [Int32] = [0, 1, 127, 128, 16_383, 16_384, .max, -1, .min]
+        let int64s: [Int64] = [0, 127, 128, 1 << 35, .max, -1, .min]
+        let uint64s: [UInt64] = [0, 127, 128, .max]
+        let doubles: [Double] = [0, -0.0, 1.5, .infinity, .nan, .leastNonzeroMagnitude]
+        let strings = ["", "a", String(repeating: "x", count: 126), String(repeating: "y", count: 127), "ünï"]
+        func write(_ store: MappedKV, batch: MappedKV.WriteBatch?) throws {
+            func set(_ value: some PayloadCodable & Sendable & Encodable, _ key: String) throws {
+                if let batch { try batch.set(value, forKey: key) } else { try store.set(value, forKey: key) }
+            }
+            for (i, value) in int32s.enumerated() { try set(value, "i32-\(i)") }
+            for (i, value) in int64s.enumerated() { try set(value, "i64-\(i)") }
+            for (i, value) in uint64s.enumerated() { try set(value, "u64-\(i)") }
+            for (i, value) in doubles.enumerated() { try set(value, "d-\(i)") }
+            for (i, value) in strings.enumerated() { try set(value, "s-\(i)") }
+            try set(true, "bool")
+            try set(Float(-2.5), "float")
+            try set(UInt32.max, "u32")
+            try set(Int(-7), "int")
+        }
+        try batched.batch { batch in try write(batched, batch: batch) }
+        try write(single, batch: nil)
+        let batchedRecords = try records(of: batched, at: dir.path + "/batched")
+        #expect(batchedRecords.count > 500)
+        #expect(batchedRecords == (try records(of: single, at: dir.path + "/single")))
+        batched.close()
+        let reopened = try MappedKV(id: "batched", directory: dir.path)
+        for (i, value) in int32s.enumerated() { #expect(try reopened.int32(forKey: "i32-\(i)") == value) }
+        for (i, value) in strings.enumerated() { #expect(try reopened.string(forKey: "s-\(i)") == value) }
+        #expect(try reopened.value(forKey: "d-4", as: Double.self)?.isNaN == true)
+    }
+
     @Test("with key expiry on, batched values of every header length read back whole after a reopen")
     func expiringRecordsOfEveryLength() throws {
         let dir = TemporaryDirectory("batch-records-expiry")

@@ -8,7 +8,7 @@ import MappedKVFormat
 // `varint(key length) key 00` for a remove. A commit whose records need nothing more (no expiry
 // suffix, no removes that may find their key absent) copies that buffer into the region whole;
 // the others take each record's key and payload from it. Recording a set allocates nothing once
-// the buffers are warm. The records' buffer is a reference (``BatchRecordBytes``) that a
+// the buffers are warm, and a number or a string is encoded in place, in its record. The records' buffer is a reference (``BatchRecordBytes``) that a
 // batch copies before it writes into one it shares, so batches are values.
 
 /// The sets and removes of one batch, in the order they were made, with their encoded records.
@@ -114,18 +114,30 @@ struct BatchOperations: @unchecked Sendable {
         String(decoding: Self.key(of: operation, in: UnsafeRawBufferPointer(records)), as: UTF8.self)
     }
 
+    /// Appends the record of `key` (`keyLength` bytes) with a payload of `payloadLength` bytes
+    /// (0: a deletion record) that `writePayload` writes at the pointer it is given, and returns
+    /// where the record starts.
+    @inline(__always)
+    private mutating func appendRecord(
+        key: String, keyLength: Int, payloadLength: Int, writePayload: (UnsafeMutableRawPointer) -> Void
+    ) -> Int {
+        let bytes = writableRecords()
+        bytes.reserve(Record.encodedSize(keyLength: keyLength, valueLength: payloadLength))
+        let recordStart = bytes.count
+        bytes.appendReserved(varint: keyLength)
+        StoreCore.withBytes(of: key) { bytes.appendReserved($0) }
+        bytes.appendReserved(varint: payloadLength)
+        bytes.appendReserved(count: payloadLength, writingWith: writePayload)
+        return recordStart
+    }
+
     /// Appends the record of `key` (`keyLength` bytes) with `payload` (empty: a deletion record)
     /// and returns where it starts.
     @inline(__always)
     private mutating func appendRecord(key: String, keyLength: Int, payload: UnsafeRawBufferPointer) -> Int {
-        let bytes = writableRecords()
-        bytes.reserve(Record.encodedSize(keyLength: keyLength, valueLength: payload.count))
-        let recordStart = bytes.count
-        bytes.appendReserved(varint: keyLength)
-        StoreCore.withBytes(of: key) { bytes.appendReserved($0) }
-        bytes.appendReserved(varint: payload.count)
-        bytes.appendReserved(payload)
-        return recordStart
+        appendRecord(key: key, keyLength: keyLength, payloadLength: payload.count) { destination in
+            BatchRecordBytes.copy(payload, to: destination)
+        }
     }
 
     /// Counts a recorded set of a key of `keyLength` bytes and a payload of `payloadLength`.
@@ -141,10 +153,36 @@ struct BatchOperations: @unchecked Sendable {
 
     /// Records a set of `key` to `value`'s payload, expiring after `expiresAfter` seconds (nil: the
     /// store's default).
+    ///
+    /// A value whose payload length is known up front (a number, a string) is encoded straight
+    /// into its record; others are encoded into the scratch buffer and copied. The public batch
+    /// methods are generic and not inlinable, so a caller in another module reaches this function
+    /// unspecialized; the specializations below give the common value types a version without
+    /// witness-table calls, chosen by one type comparison on entry.
+    @specialized(where V == Int32)
+    @specialized(where V == Int64)
+    @specialized(where V == Int)
+    @specialized(where V == UInt32)
+    @specialized(where V == UInt64)
+    @specialized(where V == Bool)
+    @specialized(where V == Double)
+    @specialized(where V == Float)
+    @specialized(where V == String)
     mutating func recordSet<V: PayloadCodable>(
         _ value: V, forKey key: String, expiresAfter: UInt32? = nil
     ) throws(MappedKVError) {
         let keyLength = try StoreCore.validate(key: key)
+        if let length = value.directPayloadLength, length > 0 {
+            // A number or a string: encoded in place, in its record.
+            let recordStart = appendRecord(key: key, keyLength: keyLength, payloadLength: length) { destination in
+                value.writePayload(to: destination)
+            }
+            operations.append(
+                Operation(
+                    recordStart: recordStart, payloadLength: length, keyLength: keyLength, expiresAfter: expiresAfter))
+            countSet(keyLength: keyLength, payloadLength: length, ownLifetime: expiresAfter != nil)
+            return
+        }
         if scratch.count > Self.scratchLimit {
             scratch.removeAll(keepingCapacity: scratch.capacity <= Self.keptRecordCapacity)
         }

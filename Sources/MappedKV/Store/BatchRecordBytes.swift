@@ -70,21 +70,33 @@ final class BatchRecordBytes {
         }
     }
 
-    /// Appends `source`'s bytes; room for them must have been reserved. Up to 16 bytes are
-    /// copied as words in line, longer runs by `memcpy`.
+    /// Appends `source`'s bytes; room for them must have been reserved.
     @inline(__always)
     func appendReserved(_ source: UnsafeRawBufferPointer) {
+        Self.copy(source, to: base + count)
+        count += source.count
+    }
+
+    /// Copies `source` to `destination`: up to 16 bytes as words in line, longer runs by `memcpy`.
+    @inline(__always)
+    static func copy(_ source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer) {
         let length = source.count
         guard let from = source.baseAddress else { return }
-        let to = base + count
         if length >= 8 && length <= 16 {
             // Two overlapping words cover 8 to 16 bytes.
-            to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
-            (to + length - 8).storeBytes(
+            destination.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            (destination + length - 8).storeBytes(
                 of: from.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self), as: UInt64.self)
         } else {
-            to.copyMemory(from: from, byteCount: length)
+            destination.copyMemory(from: from, byteCount: length)
         }
+    }
+
+    /// Appends `count` bytes that `write` writes at the pointer it is given; room for them must have
+    /// been reserved.
+    @inline(__always)
+    func appendReserved(count length: Int, writingWith write: (UnsafeMutableRawPointer) -> Void) {
+        write(base + count)
         count += length
     }
 

@@ -88,23 +88,26 @@ extension LRUList {
     /// slot stays reachable from its home (no tombstones).
     @inlinable
     mutating func vacate(tag: UInt32, node: Int) {
-        let mask = slots.count - 1
         let wanted = Self.slot(tag: tag, node: node)
-        var hole = Int(tag) & mask
-        while slots[hole] != wanted { hole = (hole + 1) & mask }
-        var position = hole
-        while true {
-            position = (position + 1) & mask
-            let slot = slots[position]
-            if slot == 0 { break }
-            // The slot may fill the hole if the hole is no further from the slot than its home is.
-            let home = Int(Self.tag(in: slot)) & mask
-            if (position - home) & mask >= (position - hole) & mask {
-                slots[hole] = slot
-                hole = position
+        // Unchecked: positions are masked to the table, and the node's slot is in it.
+        slots.withUnsafeMutableBufferPointer { slots in
+            let mask = slots.count &- 1
+            var hole = Int(tag) & mask
+            while slots[hole] != wanted { hole = (hole &+ 1) & mask }
+            var position = hole
+            while true {
+                position = (position &+ 1) & mask
+                let slot = slots[position]
+                if slot == 0 { break }
+                // The slot may fill the hole if the hole is no further from the slot than its home is.
+                let home = Int(Self.tag(in: slot)) & mask
+                if (position &- home) & mask >= (position &- hole) & mask {
+                    slots[hole] = slot
+                    hole = position
+                }
             }
+            slots[hole] = 0
         }
-        slots[hole] = 0
     }
 
     /// Moves every slot into a new table of `capacity` slots, a power of two.

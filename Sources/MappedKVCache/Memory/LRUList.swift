@@ -124,8 +124,7 @@ struct LRUList<Key: Hashable, Value> {
             touch(index, time: time)
             return old
         case .vacant(let slot):
-            let node = Node(key: key, tag: tag, value: value, cost: cost, lastAccess: time, expiry: expiry)
-            let index = allocate(node)
+            let index = allocate(key: key, tag: tag, value: value, cost: cost, lastAccess: time, expiry: expiry)
             occupy(slot, tag: tag, node: index)
             linkAsMostRecent(index)
             count += 1
@@ -174,28 +173,44 @@ struct LRUList<Key: Hashable, Value> {
     @inlinable
     mutating func remove(_ index: Int) -> (key: Key, value: Value) {
         unlink(index)
-        vacate(tag: nodes[index].tag, node: index)
+        let (tag, cost, expiry) = (nodes[index].tag, nodes[index].cost, nodes[index].expiry)
+        vacate(tag: tag, node: index)
         count -= 1
-        totalCost -= nodes[index].cost
-        if nodes[index].expiry != .max { expiringCount -= 1 }
-        let key = nodes[index].key.take()!
-        let value = nodes[index].value.take()!
+        totalCost -= cost
+        if expiry != .max { expiringCount -= 1 }
+        // One uniqueness check for both fields; `index` names a live node, so both are set.
+        let (key, value) = nodes.withUnsafeMutableBufferPointer { nodes in
+            (nodes[index].key.take()!, nodes[index].value.take()!)
+        }
         links[index] = Link(newer: Int32(LRUList.none), older: Int32(firstFree))
         firstFree = index
         return (key, value)
     }
 
-    /// Puts `node` in a free slot, or a new one, and returns its index.
+    /// Puts a live node made of the arguments in a free slot, or a new one, and returns its index.
+    ///
+    /// A free slot's fields are written one by one: assigning a whole `Node` goes through the
+    /// generic type's value witnesses, which cost more than the rest of a store.
     @inlinable
-    mutating func allocate(_ node: consuming Node) -> Int {
+    mutating func allocate(
+        key: Key, tag: UInt32, value: Value, cost: Int, lastAccess: Int64, expiry: Int64
+    ) -> Int {
         guard firstFree == LRUList.none else {
             let index = firstFree
             firstFree = Int(links[index].older)
-            nodes[index] = node
+            nodes.withUnsafeMutableBufferPointer { nodes in
+                // A free slot: its key and value are nil, so nothing is released here.
+                nodes[index].key = key
+                nodes[index].tag = tag
+                nodes[index].value = value
+                nodes[index].cost = cost
+                nodes[index].lastAccess = lastAccess
+                nodes[index].expiry = expiry
+            }
             return index
         }
         precondition(nodes.count < Int32.max, "MemoryCache: too many entries")
-        nodes.append(node)
+        nodes.append(Node(key: key, tag: tag, value: value, cost: cost, lastAccess: lastAccess, expiry: expiry))
         links.append(Link(newer: Int32(LRUList.none), older: Int32(LRUList.none)))
         return nodes.count - 1
     }
@@ -203,29 +218,37 @@ struct LRUList<Key: Hashable, Value> {
     /// Makes the unlinked node at `index` the most recently used one.
     @inlinable
     mutating func linkAsMostRecent(_ index: Int) {
-        links[index] = Link(newer: Int32(LRUList.none), older: Int32(mostRecent))
-        if mostRecent != LRUList.none {
-            links[mostRecent].newer = Int32(index)
-        } else {
-            leastRecent = index
+        let mostRecent = self.mostRecent
+        // Unchecked: `index` and `mostRecent` are nodes of the arrays.
+        links.withUnsafeMutableBufferPointer { links in
+            links[index] = Link(newer: Int32(LRUList.none), older: Int32(mostRecent))
+            if mostRecent != LRUList.none { links[mostRecent].newer = Int32(index) }
         }
-        mostRecent = index
+        if mostRecent == LRUList.none { leastRecent = index }
+        self.mostRecent = index
     }
 
     /// Takes the live node at `index` out of the recency order, leaving its own links stale.
     @inlinable
     mutating func unlink(_ index: Int) {
-        let link = links[index]
-        if link.newer != Int32(LRUList.none) {
-            links[Int(link.newer)].older = link.older
-        } else {
-            mostRecent = Int(link.older)
+        var mostRecent = self.mostRecent
+        var leastRecent = self.leastRecent
+        // Unchecked: a live node's links name live nodes or `none`.
+        links.withUnsafeMutableBufferPointer { links in
+            let link = links[index]
+            if link.newer != Int32(LRUList.none) {
+                links[Int(link.newer)].older = link.older
+            } else {
+                mostRecent = Int(link.older)
+            }
+            if link.older != Int32(LRUList.none) {
+                links[Int(link.older)].newer = link.newer
+            } else {
+                leastRecent = Int(link.newer)
+            }
         }
-        if link.older != Int32(LRUList.none) {
-            links[Int(link.older)].newer = link.newer
-        } else {
-            leastRecent = Int(link.newer)
-        }
+        self.mostRecent = mostRecent
+        self.leastRecent = leastRecent
     }
 
     /// The live nodes' indices, least recently used first.

@@ -109,64 +109,24 @@ struct CacheEntryRecord: Equatable, Sendable {
     /// The size of the value and the name of its file (nil for an inline value) of the record in
     /// `raw`, without copying the value; nil if `raw` is not a well-formed record.
     static func summary(of raw: UnsafeRawBufferPointer) -> (size: Int, fileName: String?)? {
-        guard raw.count >= 2, raw[0] == version, raw[1] & ~7 == 0 else { return nil }
-        let flags = raw[1]
-        var cursor = ByteCursor(raw, position: 2)
-        guard let size = try? cursor.readVarint64(), size <= UInt64(Int32.max), cursor.remaining >= 4 else {
-            return nil
-        }
-        cursor.position += 4
-        guard (try? cursor.readVarint64()) != nil else { return nil }
-        if flags & 2 != 0 { guard (try? cursor.readVarint64()) != nil else { return nil } }
-        if flags & 4 != 0 {
-            guard let length = try? cursor.readVarint64(), length <= UInt64(cursor.remaining) else { return nil }
-            cursor.position += Int(length)
-        }
-        if flags & 1 != 0 { return cursor.remaining == Int(size) ? (Int(size), nil) : nil }
-        guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining) else { return nil }
-        let name = String(decoding: raw[cursor.position...], as: UTF8.self)
-        return FileNames.isValid(name) ? (Int(size), name) : nil
+        guard let view = CacheEntryRecordView(raw) else { return nil }
+        if view.isInline { return (view.size, nil) }
+        return view.fileName(in: raw).map { (view.size, $0) }
     }
 
     /// Decodes the record in `raw`; nil for anything that is not a well-formed record of this version.
     static func decode(_ raw: UnsafeRawBufferPointer) -> CacheEntryRecord? {
-        guard raw.count >= 2, raw[0] == version else { return nil }
-        let flags = raw[1]
-        guard flags & ~7 == 0 else { return nil }
-        var cursor = ByteCursor(raw, position: 2)
-        do {
-            let size = try cursor.readVarint64()
-            guard size <= UInt64(Int32.max), cursor.remaining >= 4 else { return nil }
-            let crc = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: cursor.position, as: UInt32.self))
-            cursor.position += 4
-            let modified = try cursor.readVarint64()
-            let expiry = flags & 2 != 0 ? try cursor.readVarint64() : nil
-            var extended: [UInt8]?
-            if flags & 4 != 0 {
-                let length = try cursor.readVarint64()
-                guard length <= UInt64(cursor.remaining) else { return nil }
-                // Copied through a raw buffer (one memcpy), not a generic slice copy.
-                let end = cursor.position + Int(length)
-                extended = Array(UnsafeRawBufferPointer(rebasing: raw[cursor.position..<end]))
-                cursor.position += Int(length)
-            }
-            let location: Location
-            if flags & 1 != 0 {
-                guard cursor.remaining == Int(size) else { return nil }
-                location = .inline(Array(UnsafeRawBufferPointer(rebasing: raw[cursor.position...])))
-            } else {
-                let length = try cursor.readVarint64()
-                guard length == UInt64(cursor.remaining), length > 0 else { return nil }
-                let name = String(decoding: raw[cursor.position...], as: UTF8.self)
-                guard FileNames.isValid(name) else { return nil }
-                location = .file(name: name)
-            }
-            return CacheEntryRecord(
-                size: Int(size), crc: crc, modified: modified, expiry: expiry, extendedData: extended,
-                location: location)
-        } catch {
-            return nil
+        guard let view = CacheEntryRecordView(raw) else { return nil }
+        let location: Location
+        if view.isInline {
+            location = .inline(Array(UnsafeRawBufferPointer(rebasing: raw[view.payload])))
+        } else {
+            guard let name = view.fileName(in: raw) else { return nil }
+            location = .file(name: name)
         }
+        return CacheEntryRecord(
+            size: view.size, crc: view.crc, modified: view.modified, expiry: view.expiry,
+            extendedData: view.extendedDataBytes(in: raw), location: location)
     }
 }
 

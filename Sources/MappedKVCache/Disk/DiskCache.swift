@@ -205,39 +205,50 @@ public final class DiskCache: Sendable {
 
     /// The value of `key`, or nil on a miss. A hit counts as an access for the LRU order.
     public func value(forKey key: String) throws(CacheError) -> [UInt8]? {
-        try entry(forKey: key)?.value
+        try lookUp(key, withExtendedData: false)?.value
     }
 
     /// The entry of `key` with its metadata, or nil on a miss.
     public func entry(forKey key: String) throws(CacheError) -> DiskCacheEntry? {
+        guard let found = try lookUp(key, withExtendedData: true) else { return nil }
+        return DiskCacheEntry(
+            key: key, value: found.value, modified: found.modified, expiry: found.expiry,
+            extendedData: found.extendedData)
+    }
+
+    /// The value of `key` and its metadata (the extended data only if asked for), or nil on a
+    /// miss; an entry that cannot be served is dropped. A hit counts as an access.
+    private func lookUp(_ key: String, withExtendedData: Bool) throws(CacheError) -> ManifestLookup.Found? {
         try Self.validate(key)
         let now = configuration.clock.now()
-        // The record is decoded where it lies in the manifest's memory: an inline value is copied
-        // once, into the array returned.
+        // The record is judged where it lies in the manifest's memory: an inline value is checked
+        // in place and copied once, into the array returned.
         let lookup = try manifestCall { () throws(MappedKVError) in
-            try manifest.withBytes(forKey: Self.entryKey(key)) { raw in ManifestLookup(raw, at: now) }
+            try manifest.withBytes(forKey: Self.entryKey(key)) { raw in
+                ManifestLookup(raw, at: now, withExtendedData: withExtendedData)
+            }
         }
-        let record: CacheEntryRecord
-        let value: [UInt8]
+        let found: ManifestLookup.Found
         switch lookup {
         case nil:
             return nil
-        case .inline(let found, let bytes):
-            (record, value) = (found, bytes)
-        case .file(let found, let name, let raw):
-            guard let bytes = files.read(name, expecting: found) else {
+        case .inline(let inline):
+            found = inline
+        case .file(let raw):
+            guard let record = CacheEntryRecord(decoding: raw), let name = record.fileName,
+                let bytes = files.read(name, expecting: record)
+            else {
                 try drop(key, ifStill: raw)
                 return nil
             }
-            (record, value) = (found, bytes)
+            found = ManifestLookup.Found(
+                value: bytes, modified: record.modified, expiry: record.expiry, extendedData: record.extendedData)
         case .unusable(let raw):
             try drop(key, ifStill: raw)
             return nil
         }
         noteAccess(key, at: now)
-        return DiskCacheEntry(
-            key: key, value: value, modified: record.modified, expiry: record.expiry,
-            extendedData: record.extendedData)
+        return found
     }
 
     /// Whether `key` has an entry that has not expired (its bytes are not read).
@@ -293,30 +304,6 @@ public final class DiskCache: Sendable {
         }
         accessTimes.withLock { $0.forgetAll() }
         Task.detached(priority: .background) { CacheFiles.deleteTree(trash) }
-    }
-}
-
-/// What a read found in the manifest under an entry key.
-enum ManifestLookup: Sendable {
-    /// A live record whose inline value has the recorded size and CRC.
-    case inline(CacheEntryRecord, value: [UInt8])
-    /// A live record whose value is in a file, with the record's bytes (to drop it if the file is bad).
-    case file(CacheEntryRecord, name: String, raw: [UInt8])
-    /// A record that cannot serve: damaged, expired, or an inline value that is not the recorded one.
-    case unusable(raw: [UInt8])
-
-    /// Judges the record in `raw` at `now` (milliseconds since 1970), copying only what it returns.
-    init(_ raw: UnsafeRawBufferPointer, at now: UInt64) {
-        guard let record = CacheEntryRecord.decode(raw), !record.isExpired(at: now) else {
-            self = .unusable(raw: Array(raw))
-            return
-        }
-        switch record.location {
-        case .inline:
-            self = record.intactInlineValue.map { .inline(record, value: $0) } ?? .unusable(raw: Array(raw))
-        case .file(let name):
-            self = .file(record, name: name, raw: Array(raw))
-        }
     }
 }
 

@@ -325,22 +325,26 @@ struct KeyIndex {
         else { return nil }
         let removedEntry = entries[position]
         let removed = Self.slot(of: removedEntry, in: mirror)
+        let shift = homeShift
         // Backward-shift deletion: move each following entry of the run into the hole if the
-        // hole lies between its home bucket and where it sits.
-        let mask = entries.count - 1
-        var hole = position
-        var next = position
-        while true {
-            next = (next + 1) & mask
-            let entry = entries[next]
-            if entry.isEmpty { break }
-            let home = home(entry.hash)
-            let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
-            if stays { continue }
-            entries[hole] = entry
-            hole = next
+        // hole lies between its home bucket and where it sits. Unchecked, one uniqueness check:
+        // positions are masked to the table.
+        entries.withUnsafeMutableBufferPointer { entries in
+            let mask = entries.count &- 1
+            var hole = position
+            var next = position
+            while true {
+                next = (next &+ 1) & mask
+                let entry = entries[next]
+                if entry.isEmpty { break }
+                let home = Int(truncatingIfNeeded: entry.hash &>> shift)
+                let stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
+                if stays { continue }
+                entries[hole] = entry
+                hole = next
+            }
+            entries[hole] = .empty
         }
-        entries[hole] = .empty
         count -= 1
         recordBytes -= removed?.recordRange.count ?? 0
         if removedEntry.isRepaired { repairedCount -= 1 }

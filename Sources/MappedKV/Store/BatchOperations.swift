@@ -159,6 +159,7 @@ struct BatchOperations: @unchecked Sendable {
     /// methods are generic and not inlinable, so a caller in another module reaches this function
     /// unspecialized; the specializations below give the common value types a version without
     /// witness-table calls, chosen by one type comparison on entry.
+    #if compiler(>=6.2)  // SE-0460; the package's tools version is 6.0
     @specialized(where V == Int32)
     @specialized(where V == Int64)
     @specialized(where V == Int)
@@ -168,6 +169,7 @@ struct BatchOperations: @unchecked Sendable {
     @specialized(where V == Double)
     @specialized(where V == Float)
     @specialized(where V == String)
+    #endif
     mutating func recordSet<V: PayloadCodable>(
         _ value: V, forKey key: String, expiresAfter: UInt32? = nil
     ) throws(MappedKVError) {

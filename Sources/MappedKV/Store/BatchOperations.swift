@@ -8,8 +8,9 @@ import MappedKVFormat
 // `varint(key length) key 00` for a remove. A commit whose records need nothing more (no expiry
 // suffix, no removes that may find their key absent) copies that buffer into the region whole;
 // the others take each record's key and payload from it. Recording a set allocates nothing once
-// the buffers are warm, and a number or a string is encoded in place, in its record. The records' buffer is a reference (``BatchRecordBytes``) that a
-// batch copies before it writes into one it shares, so batches are values.
+// the buffers are warm, and a number or a string is encoded in place, in its record. The
+// records' buffer is a reference (``BatchRecordBytes``) that a batch copies before it writes
+// into one it shares, so batches are values.
 
 /// The sets and removes of one batch, in the order they were made, with their encoded records.
 ///

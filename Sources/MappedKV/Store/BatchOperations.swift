@@ -175,29 +175,28 @@ struct BatchOperations: @unchecked Sendable {
         _ value: V, forKey key: String, expiresAfter: UInt32? = nil
     ) throws(MappedKVError) {
         let keyLength = try StoreCore.validate(key: key)
-        if let length = value.directPayloadLength, length > 0 {
+        let recordStart: Int
+        let length: Int
+        if let direct = value.directPayloadLength, direct > 0 {
             // A number or a string: encoded in place, in its record.
-            let recordStart = appendRecord(key: key, keyLength: keyLength, payloadLength: length) { destination in
+            length = direct
+            recordStart = appendRecord(key: key, keyLength: keyLength, payloadLength: length) { destination in
                 value.writePayload(to: destination)
             }
-            operations.append(
-                Operation(
-                    recordStart: recordStart, payloadLength: length, keyLength: keyLength, expiresAfter: expiresAfter))
-            countSet(keyLength: keyLength, payloadLength: length, ownLifetime: expiresAfter != nil)
-            return
-        }
-        if scratch.count > Self.scratchLimit {
-            scratch.removeAll(keepingCapacity: scratch.capacity <= Self.keptRecordCapacity)
-        }
-        let payloadStart = scratch.count
-        value.encodePayload(into: &scratch)
-        let length = scratch.count - payloadStart
-        guard length > 0 else {
-            throw .invalidArgument("an empty payload for '\(key)' would be read as a deletion")
-        }
-        let recordStart = scratch.withUnsafeBytes { encoded in
-            appendRecord(
-                key: key, keyLength: keyLength, payload: UnsafeRawBufferPointer(rebasing: encoded[payloadStart...]))
+        } else {
+            if scratch.count > Self.scratchLimit {
+                scratch.removeAll(keepingCapacity: scratch.capacity <= Self.keptRecordCapacity)
+            }
+            let payloadStart = scratch.count
+            value.encodePayload(into: &scratch)
+            length = scratch.count - payloadStart
+            guard length > 0 else {
+                throw .invalidArgument("an empty payload for '\(key)' would be read as a deletion")
+            }
+            recordStart = scratch.withUnsafeBytes { encoded in
+                appendRecord(
+                    key: key, keyLength: keyLength, payload: UnsafeRawBufferPointer(rebasing: encoded[payloadStart...]))
+            }
         }
         operations.append(
             Operation(

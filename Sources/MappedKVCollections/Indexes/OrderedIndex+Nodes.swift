@@ -32,15 +32,13 @@ extension OrderedIndex {
 
     /// Puts `element` at `offset` of `leaf`, which has room, moving up the elements from there.
     func putInLeaf(_ leaf: Int, at offset: Int, _ element: Element) {
+        let count = Int(leafCounts[leaf])
         let start = leaf * Self.leafCapacity + offset
-        let end = leaf * Self.leafCapacity + Int(leafCounts[leaf])
-        Self.openGap(&leafValues, at: start, end: end)
-        Self.openGap(&leafPrefixes, at: start, end: end)
-        Self.openGap(&leafIDs, at: start, end: end)
-        leafValues[start] = element.value
-        leafPrefixes[start] = element.prefix
-        leafIDs[start] = element.id
-        leafCounts[leaf] += 1
+        let end = leaf * Self.leafCapacity + count
+        Self.put(element.value, into: &leafValues, at: start, end: end)
+        Self.put(element.prefix, into: &leafPrefixes, at: start, end: end)
+        Self.put(element.id, into: &leafIDs, at: start, end: end)
+        leafCounts[leaf] = Int32(count + 1)
     }
 
     /// Takes out the element at `offset` of `leaf`, moving down the elements after it.
@@ -169,8 +167,20 @@ extension OrderedIndex {
         guard end > start else { return }
         array.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
-            precondition(end < buffer.count, "a node has room for one more element")
+            precondition(start >= 0 && end < buffer.count, "a node has room for one more element")
             (base + start + 1).update(from: base + start, count: end - start)
+        }
+    }
+
+    /// Moves the elements at `start..<end` of `array` up by one and puts `value` at `start`, with
+    /// one uniqueness check of the array (`end` is within the node).
+    @inline(__always)
+    static func put<T>(_ value: T, into array: inout [T], at start: Int, end: Int) {
+        array.withUnsafeMutableBufferPointer { buffer in
+            precondition(start >= 0 && start <= end && end < buffer.count, "a node has room for one more element")
+            guard let base = buffer.baseAddress else { return }
+            if end > start { (base + start + 1).update(from: base + start, count: end - start) }
+            base[start] = value
         }
     }
 

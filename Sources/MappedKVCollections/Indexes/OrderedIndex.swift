@@ -233,23 +233,48 @@ final class OrderedIndex<K: IndexKey> {
     }
 
     /// The walk from the top through a group to a leaf: at each level, a binary search for the
-    /// first element that `isBefore` (false then true along the order: given a level's three
-    /// arrays and an index in them) calls not before; a group's and a leaf's cache lines are read
-    /// together first. When every element is before: the last leaf's end if `clamped`, else nil.
+    /// first element that `isBefore` (false then true along the order: given pointers to a node's
+    /// three arrays and an index from them) calls not before; a group's and a leaf's cache lines
+    /// are read together first. When every element is before: the last leaf's end if `clamped`,
+    /// else nil.
     @inline(__always)
     private func descend(
-        clamped: Bool, _ isBefore: (_ values: [K], _ prefixes: [UInt64], _ ids: [UInt32], _ index: Int) -> Bool
+        clamped: Bool,
+        _ isBefore: (
+            _ values: UnsafePointer<K>, _ prefixes: UnsafePointer<UInt64>, _ ids: UnsafePointer<UInt32>, _ index: Int
+        ) -> Bool
     ) -> (order: Int, slot: Int, offset: Int)? {
-        // The first of `count` elements from `base` of one level's arrays that is not before.
+        // The first of `count` elements from `base` of one level's arrays that is not before,
+        // searched over the arrays' storage (checked once here, not at every probe).
         @inline(__always)
         func firstNotBefore(_ values: [K], _ prefixes: [UInt64], _ ids: [UInt32], from base: Int, count: Int) -> Int {
-            var low = 0
-            var high = count
-            while low < high {
-                let middle = (low + high) / 2
-                if isBefore(values, prefixes, ids, base + middle) { low = middle + 1 } else { high = middle }
+            guard count > 0 else { return 0 }
+            return values.withUnsafeBufferPointer { values in
+                prefixes.withUnsafeBufferPointer { prefixes in
+                    ids.withUnsafeBufferPointer { ids in
+                        precondition(
+                            base >= 0 && base + count <= values.count && base + count <= prefixes.count
+                                && base + count <= ids.count, "a node lies within its level's arrays")
+                        guard let values = values.baseAddress, let prefixes = prefixes.baseAddress,
+                            let ids = ids.baseAddress
+                        else { return 0 }
+                        let nodeValues = values + base
+                        let nodePrefixes = prefixes + base
+                        let nodeIDs = ids + base
+                        var low = 0
+                        var high = count
+                        while low < high {
+                            let middle = (low &+ high) &>> 1
+                            if isBefore(nodeValues, nodePrefixes, nodeIDs, middle) {
+                                low = middle &+ 1
+                            } else {
+                                high = middle
+                            }
+                        }
+                        return low
+                    }
+                }
             }
-            return low
         }
         var order = firstNotBefore(topValues, topPrefixes, topIDs, from: 0, count: topGroups.count)
         if order == topGroups.count {

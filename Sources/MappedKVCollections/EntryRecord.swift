@@ -64,6 +64,37 @@ struct EntryRecord: Equatable, Sendable, PayloadCodable {
         bytes.append(contentsOf: valueBytes)
     }
 
+    /// The payload's length when the record has no metadata (the common put, which the store then
+    /// writes in place with ``writePayload(to:)``); nil otherwise, when the record is encoded.
+    var directPayloadLength: Int? {
+        guard metadata.isEmpty else { return nil }
+        return 1 + Varint.size(of: Self.zigzag(createdMilliseconds))
+            + Varint.size(of: Self.zigzag(modifiedMilliseconds))
+            + 1 + valueBytes.count
+    }
+
+    /// Writes the payload of a record without metadata at `destination` (``directPayloadLength``
+    /// bytes); a record with metadata is encoded and copied.
+    func writePayload(to destination: UnsafeMutableRawPointer) {
+        guard metadata.isEmpty else {
+            encoded().withUnsafeBytes { bytes in
+                guard let source = bytes.baseAddress else { return }
+                destination.copyMemory(from: source, byteCount: bytes.count)
+            }
+            return
+        }
+        destination.storeBytes(of: Self.version, as: UInt8.self)
+        var offset = 1
+        offset += Varint.write(Self.zigzag(createdMilliseconds), to: destination + offset)
+        offset += Varint.write(Self.zigzag(modifiedMilliseconds), to: destination + offset)
+        (destination + offset).storeBytes(of: 0, as: UInt8.self)  // no metadata items
+        offset += 1
+        valueBytes.withUnsafeBytes { value in
+            guard let source = value.baseAddress else { return }
+            (destination + offset).copyMemory(from: source, byteCount: value.count)
+        }
+    }
+
     /// Decodes a record; throws a reason for bytes that are not one.
     init(decoding payload: UnsafeRawBufferPointer) throws(EntryRecordError) {
         try self.init(try EntryRecordView(payload))

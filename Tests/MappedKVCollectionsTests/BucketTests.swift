@@ -154,4 +154,31 @@ struct BucketTests {
             #expect(throws: EntryRecordError.self) { _ = try bad.withUnsafeBytes { try EntryRecord(decoding: $0) } }
         }
     }
+
+    @Test("a record written in place has the bytes of its encoding, and nothing past them")
+    func entryRecordsWriteInPlace() throws {
+        let times: [Int64] = [0, -1, 63, -64, 64, 1_700_000_000_123, -1_700_000_000_123, .max, .min]
+        let values: [[UInt8]] = [[], [0], Array(repeating: 0xAB, count: 300)]
+        for created in times {
+            for modified in times.reversed() {
+                for value in values {
+                    for metadata: [String: MetadataValue] in [[:], ["b": .int(-2), "a": .string("x")]] {
+                        let record = EntryRecord(
+                            createdMilliseconds: created, modifiedMilliseconds: modified, metadata: metadata,
+                            valueBytes: value)
+                        let encoded = record.encoded()
+                        // Only a record without metadata knows its length beforehand.
+                        #expect(record.directPayloadLength == (metadata.isEmpty ? encoded.count : nil))
+                        var buffer = [UInt8](repeating: 0xEE, count: encoded.count + 8)
+                        buffer.withUnsafeMutableBytes { bytes in
+                            guard let base = bytes.baseAddress else { return }
+                            record.writePayload(to: base)
+                        }
+                        #expect(Array(buffer.prefix(encoded.count)) == encoded)
+                        #expect(buffer.suffix(8).allSatisfy { $0 == 0xEE })
+                    }
+                }
+            }
+        }
+    }
 }

@@ -10,6 +10,14 @@ extension StoreCore {
     func set<V: PayloadCodable>(
         _ value: V, forKey key: String, expiresAfter duration: UInt32? = nil
     ) throws(MappedKVError) {
+        // A payload whose length is known beforehand is written straight into the record, unless
+        // the store compares it with the stored value first.
+        if let length = value.directPayloadLength, length > 0, !configuration.comparesBeforeSet {
+            try appendRecord(forKey: key, payloadLength: length, expiresAfter: duration, comparing: nil) {
+                value.writePayload(to: $0)
+            }
+            return
+        }
         // Payloads are encoded one after another into the scratch buffer, which is emptied only
         // once it passes a few KiB (emptying an array costs more than a small set), and dropped
         // when a large value left it with a large capacity.
@@ -33,27 +41,42 @@ extension StoreCore {
     func setPayload(
         _ payload: UnsafeRawBufferPointer, forKey key: String, expiresAfter duration: UInt32? = nil
     ) throws(MappedKVError) {
-        try Self.validate(key: key)
-        guard !payload.isEmpty else {
+        guard let source = payload.baseAddress, !payload.isEmpty else {
             throw .invalidArgument("an empty payload would be read as a deletion; encode empty values as 00")
         }
-        guard payload.count <= RecordLimits.maximumValueLength else { throw .valueTooLarge(size: payload.count) }
+        try appendRecord(forKey: key, payloadLength: payload.count, expiresAfter: duration, comparing: payload) {
+            $0.copyMemory(from: source, byteCount: payload.count)
+        }
+    }
+
+    /// Appends a record for `key` whose payload of `payloadLength` bytes (at least 1) `write` puts
+    /// in place, plus the expiry suffix when expiry is on. `payload`, when given, is the same
+    /// bytes, compared with the stored value when ``Configuration/comparesBeforeSet`` is on.
+    private func appendRecord(
+        forKey key: String, payloadLength: Int, expiresAfter duration: UInt32?,
+        comparing payload: UnsafeRawBufferPointer?,
+        _ write: (UnsafeMutableRawPointer) -> Void
+    ) throws(MappedKVError) {
+        try Self.validate(key: key)
+        guard payloadLength <= RecordLimits.maximumValueLength else { throw .valueTooLarge(size: payloadLength) }
         // The key's bucket travels from memory while the record is written; the lookup comes last.
         Self.withBytes(of: key) { index.prefetchHome(of: $0) }
         // At most this long, whether or not key expiry is on when the lock is taken.
-        let longest = Record.encodedSize(keyLength: key.utf8.count, valueLength: payload.count + ExpirySuffix.length)
+        let longest = Record.encodedSize(keyLength: key.utf8.count, valueLength: payloadLength + ExpirySuffix.length)
         try writing(appendingAtMost: longest) { (files) throws(MappedKVError) in
             // Another process may have turned expiry on or off while this one waited for the lock.
             let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
-            guard payload.count + suffixLength <= RecordLimits.maximumValueLength else {
-                throw .valueTooLarge(size: payload.count)
+            guard payloadLength + suffixLength <= RecordLimits.maximumValueLength else {
+                throw .valueTooLarge(size: payloadLength)
             }
             if duration != nil && !expiryEnabled {
                 throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
             }
-            if configuration.comparesBeforeSet && !expiryEnabled && storedValueEquals(payload, forKey: key) { return }
+            if configuration.comparesBeforeSet && !expiryEnabled, let payload, storedValueEquals(payload, forKey: key) {
+                return
+            }
             let keyLength = key.utf8.count
-            let valueLength = payload.count + suffixLength
+            let valueLength = payloadLength + suffixLength
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
             if index.isEmpty || needsRandomIV || meta.version < .flag {
                 try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
@@ -66,7 +89,7 @@ extension StoreCore {
             Self.withBytes(of: key) { mirror.append(contentsOf: $0) }
             Varint.append(UInt64(valueLength), to: &mirror)
             let valueStart = mirror.count
-            mirror.append(contentsOf: payload)
+            Self.appendWritten(payloadLength, to: &mirror, write)
             if expiryEnabled {
                 let expiry = ExpirySuffix.expiration(
                     now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
@@ -77,6 +100,19 @@ extension StoreCore {
                 keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
                 keyLength: UInt16(keyLength), keyOffset: UInt8(keyStart - start))
             mirror.withUnsafeBytes { bytes in _ = index.update(slot, in: bytes) }
+        }
+    }
+
+    /// Appends the `count` bytes that `write` puts in place (given where they start) to `bytes`:
+    /// written into a temporary buffer (on the stack when small) and appended from there, as an
+    /// array cannot grow by bytes it has not initialized.
+    @inline(__always)
+    private static func appendWritten(_ count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableRawPointer) -> Void)
+    {
+        withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            write(base)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(buffer))
         }
     }
 

@@ -46,36 +46,61 @@ struct JSONPathScanner {
     }
 
     /// Reads the top-level members `names`, until each has been met or the document ends or
-    /// turns out malformed (then the names not met yet have no value).
+    /// turns out malformed (then the names not met yet have no value). The structure is walked
+    /// over the raw bytes with a local offset; values are read and skipped by the general code.
     private mutating func readMembers(_ names: [[UInt8]], _ found: (Int, JSONScalar?) -> Void) {
+        guard let base = bytes.baseAddress else { return }
+        let end = bytes.count
         var met: UInt64 = 0
         var left = names.count
+        var index = position
+        @inline(__always) func at(_ offset: Int) -> UInt8 { base.load(fromByteOffset: offset, as: UInt8.self) }
+        @inline(__always) func skipSpace() { while index < end, Self.isSpace(at(index)) { index += 1 } }
+        @inline(__always) func next(is byte: UInt8) -> Bool { index < end && at(index) == byte }
         skipSpace()
-        guard peek() == UInt8(ascii: "{") else { return }
-        position += 1
+        guard next(is: UInt8(ascii: "{")) else { return }
+        index += 1
         skipSpace()
-        if peek() == UInt8(ascii: "}") { return }
+        if next(is: UInt8(ascii: "}")) { return }
         while left > 0 {
             skipSpace()
-            guard peek() == UInt8(ascii: "\""), let member = scanMemberName() else { return }
-            skipSpace()
-            guard peek() == UInt8(ascii: ":") else { return }
-            position += 1
+            guard next(is: UInt8(ascii: "\"")) else { return }
+            // The name's bytes where they lie; with escapes, its text with them resolved.
+            let nameStart = index + 1
+            var nameEnd = nameStart
+            var hasEscape = false
+            while nameEnd < end {
+                let byte = at(nameEnd)
+                if byte == UInt8(ascii: "\"") { break }
+                if byte == UInt8(ascii: "\\") {
+                    hasEscape = true
+                    nameEnd += 1
+                }
+                nameEnd += 1
+            }
+            guard nameEnd < end else { return }
             var matches: UInt64 = 0
-            if let unescaped = member.unescaped {
+            if hasEscape {
+                position = index
+                guard let text = readString() else { return }
+                index = position
                 for which in names.indices where met & (1 << UInt64(which)) == 0 {
-                    if unescaped.utf8.elementsEqual(names[which]) { matches |= 1 << UInt64(which) }
+                    if text.utf8.elementsEqual(names[which]) { matches |= 1 << UInt64(which) }
                 }
             } else {
-                let length = member.bytes.count
-                for which in names.indices where met & (1 << UInt64(which)) == 0 && names[which].count == length {
-                    if Self.equal(member.bytes, names[which]) { matches |= 1 << UInt64(which) }
+                index = nameEnd + 1
+                let length = nameEnd - nameStart
+                for which in names.indices where met & (1 << UInt64(which)) == 0 {
+                    if Self.equal(base + nameStart, length, names[which]) { matches |= 1 << UInt64(which) }
                 }
             }
+            skipSpace()
+            guard next(is: UInt8(ascii: ":")) else { return }
+            index += 1
+            skipSpace()
+            position = index
             if matches != 0 {
                 // The first member of a name gives its value, as `find` takes the first.
-                skipSpace()
-                let start = position
                 let scalar = readScalar()
                 for which in names.indices where matches & (1 << UInt64(which)) != 0 {
                     found(which, scalar)
@@ -83,25 +108,33 @@ struct JSONPathScanner {
                 }
                 met |= matches
                 if scalar == nil {
-                    position = start
+                    position = index
                     guard skipValue() else { return }
                 }
             } else {
                 guard skipValue() else { return }
             }
+            index = position
             skipSpace()
-            guard peek() == UInt8(ascii: ",") else { return }
-            position += 1
+            guard next(is: UInt8(ascii: ",")) else { return }
+            index += 1
         }
     }
 
-    /// Whether `bytes` and `name` hold the same bytes.
+    /// Whether `byte` is JSON white space.
     @inline(__always)
-    private static func equal(_ bytes: UnsafeRawBufferPointer, _ name: [UInt8]) -> Bool {
-        guard bytes.count == name.count else { return false }
-        return name.withUnsafeBytes { name in
-            guard let a = bytes.baseAddress, let b = name.baseAddress else { return true }
-            return memcmp(a, b, name.count) == 0
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+
+    /// Whether the `length` bytes at `bytes` are `name`'s, compared byte by byte (names are short:
+    /// a call to `memcmp` costs more).
+    @inline(__always)
+    private static func equal(_ bytes: UnsafeRawPointer, _ length: Int, _ name: [UInt8]) -> Bool {
+        guard name.count == length else { return false }
+        return name.withUnsafeBufferPointer { name in
+            for offset in 0..<length where bytes.load(fromByteOffset: offset, as: UInt8.self) != name[offset] {
+                return false
+            }
+            return true
         }
     }
 
@@ -169,7 +202,7 @@ struct JSONPathScanner {
     }
 
     private mutating func skipSpace() {
-        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+        while let byte = peek(), Self.isSpace(byte) { position += 1 }
     }
 
     /// A string, number or boolean at the current position.

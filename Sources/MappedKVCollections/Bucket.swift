@@ -59,12 +59,20 @@ public final class Bucket<Value: Sendable>: Sendable {
         let name = self.name
         try indexes.inSection { (transaction) throws(CollectionError) in
             var created = now
-            do throws(MappedKVError) {
-                try transaction.withPayload(forKey: storeKey) { old in
-                    if let old, let stored = try? EntryRecordView(old).createdMilliseconds { created = stored }
+            // Every stored entry of an indexed bucket has an ID in the bucket's key table (and the
+            // section has caught up with other processes): a key without one has no record whose
+            // created time to keep, and the store's lookup (a cache miss in a large store) is skipped.
+            let isNew = indexes.state.withLock { state in
+                state.indexSet(of: name, memo: &indexSetMemo).map { $0.table.id(of: key) == nil } ?? false
+            }
+            if !isNew {
+                do throws(MappedKVError) {
+                    try transaction.withPayload(forKey: storeKey) { old in
+                        if let old, let stored = try? EntryRecordView(old).createdMilliseconds { created = stored }
+                    }
+                } catch {
+                    throw .store(error)
                 }
-            } catch {
-                throw .store(error)
             }
             let record = EntryRecord(
                 createdMilliseconds: created, modifiedMilliseconds: now, metadata: metadata, valueBytes: bytes)

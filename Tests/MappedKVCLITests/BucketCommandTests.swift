@@ -218,4 +218,35 @@ struct BucketCommandTests {
             print("killed writer: \(entries.count) of 20000 entries, in whole batches")
         }
     }
+
+    @Test("a put keeps the creation time of an indexed entry, loaded at open or written since by another process")
+    func putKeepsCreatedTime() throws {
+        try TemporaryDirectory.with { tmp in
+            let root = tmp.path("root")
+            let store = Self.store(root) + ["--multi-process"]
+            let old = "2001-02-03T04:05:06.000Z"
+            func line(_ key: String) -> String {
+                #"{"bucket":"posts","key":"\#(key)","value":{"likes":1},"meta":{},"created":"\#(old)","modified":"\#(old)"}"#
+                    + "\n"
+            }
+            try CLI.succeed(["bucket", "import", "--create"] + store, stdin: line("before"))
+            try CLI.succeed(["bucket", "index", "add"] + store + ["posts", "likes", "int", "value.likes"])
+            let collections = try CollectionStore(
+                id: "feed", directory: root, configuration: Configuration(isMultiProcess: true))
+            defer { collections.close() }
+            let posts = collections.bucket("posts", serializer: RawEntrySerializer())
+            // Written by another process while this one has the bucket's indexes in memory.
+            try CLI.succeed(["bucket", "import"] + store, stdin: line("since"))
+            let created = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(old)
+            for key in ["before", "since"] {
+                try posts.put(Array(#"{"likes":2}"#.utf8), forKey: key)
+                let entry = try #require(try posts.entry(forKey: key))
+                #expect(entry.created == created, "\(key): created \(entry.created)")
+                #expect(entry.modified > created)
+            }
+            try posts.put(Array(#"{"likes":3}"#.utf8), forKey: "new")
+            #expect(try posts.entry(forKey: "new").map { $0.created == $0.modified } == true)
+            #expect(try posts.count(where: [.greaterOrEqual("likes", .int(2))]) == 3)
+        }
+    }
 }

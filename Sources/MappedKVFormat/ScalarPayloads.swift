@@ -166,14 +166,12 @@ extension Int: PayloadCodable {
     /// Stored as an MMKV int64: a varint of the two's-complement bits.
     @inlinable
     public func encodePayload(into bytes: inout [UInt8]) { Int64(self).encodePayload(into: &bytes) }
-    /// The length of the varint.
+    /// As an MMKV int64's.
     @inlinable
-    public var directPayloadLength: Int? { Varint.size(of: UInt64(bitPattern: Int64(self))) }
-    /// Writes the varint.
+    public var directPayloadLength: Int? { Int64(self).directPayloadLength }
+    /// As an MMKV int64.
     @inlinable
-    public func writePayload(to destination: UnsafeMutableRawPointer) {
-        _ = Varint.write(UInt64(bitPattern: Int64(self)), to: destination)
-    }
+    public func writePayload(to destination: UnsafeMutableRawPointer) { Int64(self).writePayload(to: destination) }
     /// Read as an MMKV int64.
     @inlinable
     public init(payload: UnsafeRawBufferPointer) throws(FormatError) { self = Int(try Int64(payload: payload)) }

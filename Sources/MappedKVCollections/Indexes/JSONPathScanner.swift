@@ -65,34 +65,15 @@ struct JSONPathScanner {
         while left > 0 {
             skipSpace()
             guard next(is: UInt8(ascii: "\"")) else { return }
-            // The name's bytes where they lie; with escapes, its text with them resolved.
-            let nameStart = index + 1
-            var nameEnd = nameStart
-            var hasEscape = false
-            while nameEnd < end {
-                let byte = at(nameEnd)
-                if byte == UInt8(ascii: "\"") { break }
-                if byte == UInt8(ascii: "\\") {
-                    hasEscape = true
-                    nameEnd += 1
-                }
-                nameEnd += 1
-            }
-            guard nameEnd < end else { return }
+            position = index
+            guard let member = scanMemberName() else { return }
+            index = position
             var matches: UInt64 = 0
-            if hasEscape {
-                position = index
-                guard let text = readString() else { return }
-                index = position
-                for which in names.indices where met & (1 << UInt64(which)) == 0 {
-                    if text.utf8.elementsEqual(names[which]) { matches |= 1 << UInt64(which) }
-                }
-            } else {
-                index = nameEnd + 1
-                let length = nameEnd - nameStart
-                for which in names.indices where met & (1 << UInt64(which)) == 0 {
-                    if Self.equal(base + nameStart, length, names[which]) { matches |= 1 << UInt64(which) }
-                }
+            for which in names.indices where met & (1 << UInt64(which)) == 0 {
+                let equal =
+                    member.unescaped.map { $0.utf8.elementsEqual(names[which]) }
+                    ?? Self.equal(member.bytes, names[which])
+                if equal { matches |= 1 << UInt64(which) }
             }
             skipSpace()
             guard next(is: UInt8(ascii: ":")) else { return }
@@ -125,15 +106,13 @@ struct JSONPathScanner {
     @inline(__always)
     private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
 
-    /// Whether the `length` bytes at `bytes` are `name`'s, compared byte by byte (names are short:
-    /// a call to `memcmp` costs more).
+    /// Whether `bytes` are `name`'s, compared byte by byte (names are short: a call to `memcmp`
+    /// costs more).
     @inline(__always)
-    private static func equal(_ bytes: UnsafeRawPointer, _ length: Int, _ name: [UInt8]) -> Bool {
-        guard name.count == length else { return false }
+    private static func equal(_ bytes: UnsafeRawBufferPointer, _ name: [UInt8]) -> Bool {
+        guard name.count == bytes.count else { return false }
         return name.withUnsafeBufferPointer { name in
-            for offset in 0..<length where bytes.load(fromByteOffset: offset, as: UInt8.self) != name[offset] {
-                return false
-            }
+            for offset in 0..<bytes.count where bytes[offset] != name[offset] { return false }
             return true
         }
     }

@@ -50,14 +50,17 @@ extension MultiProcessTests {
         }
     }
 
-    /// How long a stream's consumer may take: unlike a handler, it runs on the cooperative pool,
-    /// which tests running in parallel may keep busy for a while.
+    /// How long a stream's consumer may take to receive a change.
     static let streamDeadline = Duration.seconds(10)
+
+    /// The thread stream consumers run on: not the cooperative pool, which tests running in
+    /// parallel keep busy for tens of seconds at a time.
+    static let consumerExecutor = ThreadExecutor(name: "stream consumer")
 
     /// Consumes `stream` into a log on a task of its own, noting when the sequence ends.
     func consume(_ stream: AsyncStream<ExternalChange>) -> (ChangeLog, Task<Void, Never>) {
         let log = ChangeLog()
-        let task = Task {
+        let task = Task(executorPreference: Self.consumerExecutor) {
             for await change in stream { log.record(change) }
             log.end()
         }

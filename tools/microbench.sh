@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Two measurements the README quotes, each a small program built with optimization and run here:
+# Measurements the README quotes, each a small program built with optimization and run here:
 #
 #   tools/microbench.sh crc32        # zlib's CRC-32 against CCRC32's folding, 16 B to 1 MiB
 #   tools/microbench.sh dictionary   # a bare Dictionary<String, Int> lookup and String hash at 100,000 keys
 #   tools/microbench.sh latency      # one dependent load at random in tables of 1 to 64 MiB
+#   tools/microbench.sh large-read   # a 1 MiB file read whole, against read with a CRC-32 check
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
@@ -19,5 +20,9 @@ case "${1:-}" in
     latency)
         cc -O2 "$here/microbench/memory-latency.c" -o "$out/latency"
         "$out/latency" ;;
-    *) echo "usage: $0 crc32|dictionary|latency" >&2; exit 2 ;;
+    large-read)
+        cc -O2 -I"$here/../Sources/CCRC32/include" "$here/microbench/large-read.c" \
+            "$here/../Sources/CCRC32/crc32_fold.c" -o "$out/large-read"
+        "$out/large-read" ;;
+    *) echo "usage: $0 crc32|dictionary|latency|large-read" >&2; exit 2 ;;
 esac

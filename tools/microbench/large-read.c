@@ -1,0 +1,106 @@
+// The floor of a 1 MiB cache get: what reading a whole file costs, against reading it with the
+// CRC-32 check a DiskCache get must make, on files the page cache holds.
+//
+// Each of 50 files holds a 6-byte header and 1 MiB of value. Per file, each way opens it, reads the
+// value into a fresh buffer and closes it:
+//   read whole        fstat and one read of the value (the bench's plain-file peer)
+//   pread + CRC       128 KiB preads, each chunk checksummed (CCRC32's folding) while it is cached
+//                     (what DiskCache does)
+//   CRC alone         the checksum of a value already in memory, for scale
+//   mmap + copy + CRC the value mapped, copied out and checksummed 64 KiB at a time (the read's
+//                     copy replaced by a mapping; MAP_POPULATE too)
+// Prints the median of 9 rounds per way, in microseconds per file.
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ccrc32.h"
+
+enum { files = 50, header = 6, size = 1 << 20, rounds = 9, ways = 5 };
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+static int compare(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/// Reads one file's value the given way; returns something that depends on every byte read, or on
+/// the last byte for the plain read.
+static unsigned read_file(const char *path, int way, unsigned char *resident) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) exit(1);
+    unsigned char *buffer = malloc(size);
+    if (buffer == NULL) exit(1);
+    unsigned result = 0;
+    if (way == 0) {
+        struct stat status;
+        fstat(fd, &status);
+        if (pread(fd, buffer, size, header) != size) exit(1);
+        result = buffer[size - 1];
+    } else if (way == 1) {
+        for (size_t at = 0; at < size; at += 128 << 10) {
+            if (pread(fd, buffer + at, 128 << 10, header + at) != 128 << 10) exit(1);
+            result = mkv_crc32_fold(result, buffer + at, 128 << 10);
+        }
+    } else if (way == 2) {
+        result = mkv_crc32_fold(0, resident, size);
+    } else {
+        int flags = MAP_SHARED | (way == 4 ? MAP_POPULATE : 0);
+        unsigned char *mapped = mmap(NULL, size + header, PROT_READ, flags, fd, 0);
+        if (mapped == MAP_FAILED) exit(1);
+        for (size_t at = 0; at < size; at += 64 << 10) {
+            memcpy(buffer + at, mapped + header + at, 64 << 10);
+            result = mkv_crc32_fold(result, buffer + at, 64 << 10);
+        }
+        munmap(mapped, size + header);
+    }
+    free(buffer);
+    close(fd);
+    return result;
+}
+
+int main(void) {
+    char directory[] = "/tmp/large-read-XXXXXX";
+    if (mkdtemp(directory) == NULL) return 1;
+    char paths[files][64];
+    unsigned char *resident = malloc(size + header);
+    if (resident == NULL) return 1;
+    for (int i = 0; i < size + header; i++) resident[i] = (unsigned char)rand();
+    for (int i = 0; i < files; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s/%d", directory, i);
+        int fd = open(paths[i], O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        if (fd < 0 || write(fd, resident, size + header) != size + header) return 1;
+        close(fd);
+    }
+    const char *names[ways] = {"read whole", "pread + CRC", "CRC alone", "mmap + copy + CRC",
+                               "mmap populate + copy + CRC"};
+    double times[ways][rounds];
+    unsigned sink = 0;
+    for (int round = 0; round < rounds; round++) {
+        for (int way = 0; way < ways; way++) {
+            double start = now_us();
+            for (int i = 0; i < files; i++) sink += read_file(paths[i], way, resident);
+            times[way][round] = (now_us() - start) / files;
+        }
+    }
+    qsort(times[0], rounds, sizeof(double), compare);
+    printf("way\tus per 1 MiB file\tover read whole\n");
+    for (int way = 0; way < ways; way++) {
+        if (way > 0) qsort(times[way], rounds, sizeof(double), compare);
+        double median = times[way][rounds / 2];
+        printf("%s\t%.1f\t%.2fx\n", names[way], median, median / times[0][rounds / 2]);
+    }
+    for (int i = 0; i < files; i++) unlink(paths[i]);
+    rmdir(directory);
+    return sink == 42 ? 2 : 0;  // keeps the results alive
+}

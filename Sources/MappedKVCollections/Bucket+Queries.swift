@@ -81,7 +81,12 @@ extension Bucket {
     ) throws(CollectionError) -> QueryPage<Value>? {
         let pageRows = query.limit.map { rows.prefix($0) } ?? rows[...]
         // One store call reads the page: every payload is from one state of the store.
-        let storeKeys = pageRows.map { CollectionKey.join(keyPrefix, $0.key) }
+        // The store keys as bytes, end to end: no `String` per key.
+        var storeKeys = PackedKeys(reservingCapacity: pageRows.count, bytesPerKey: 32)
+        var prefix = keyPrefix
+        prefix.withUTF8 { head in
+            for row in pageRows { storeKeys.append(UnsafeRawBufferPointer(head), row.key) }
+        }
         var entries: [Entry<Value>] = []
         entries.reserveCapacity(pageRows.count)
         if cachesEntries {

@@ -27,8 +27,8 @@ enum CollectionKey {
     static func prefix(ofBucket bucket: String) -> String { "\u{2}\(bucket.utf8.count):\(bucket)" }
 
     /// The store key of `key` in the bucket whose ``prefix(ofBucket:)`` is `prefix`: the bytes of
-    /// `prefix + key`, copied in one go (a page joins one per entry, and `+` costs several times
-    /// as much).
+    /// `prefix + key`, copied in one go (a put joins one, and `+` costs several times as much; a
+    /// page lays its keys' bytes end to end in a `PackedKeys` instead).
     static func join(_ prefix: String, _ key: String) -> String {
         var prefix = prefix
         var key = key

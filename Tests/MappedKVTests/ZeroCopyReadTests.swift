@@ -21,6 +21,51 @@ struct ZeroCopyReadTests {
         #expect(throws: MappedKVError.self) { _ = try store.withBytes(forKey: "number") { $0.count } }
     }
 
+    /// The package's batched reads (a page of collection entries) against single reads of the
+    /// same keys: present, absent, expired, several bytes a character, and keys that are not UTF-8
+    /// reached by the name their repair gives them.
+    @Test func batchedPayloadReadsAgreeWithSingleReads() throws {
+        let dir = TemporaryDirectory("batched-reads")
+        // A record "a\xFF" = 7 written by MMKV's C++ API, then the store's own keys.
+        try PlausibilityTests().writeStore(dir, region: [0x00, 0x02, 0x61, 0xFF, 0x01, 0x07], key: nil)
+        let clock = ManualClock(1_700_000_000)
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(clock: clock.expiryClock))
+        try store.enableKeyExpiry()
+        var stored: [String] = []
+        for number in 0..<300 {
+            let key = number % 3 == 0 ? "k\(number)" : number % 3 == 1 ? "ключ-\(number)" : "\u{2}5:posts p\(number)"
+            try store.set([UInt8](repeating: UInt8(number & 0xFF), count: number % 40), forKey: key)
+            stored.append(key)
+        }
+        try store.set("soon gone", forKey: "short", expiresAfter: .seconds(5))
+        try store.set("still here", forKey: "long", expiresAfter: .seconds(500))
+        clock.advance(5)
+        let names = ["a\u{FFFD}", "short", "long", "absent", ""] + stored.shuffled() + ["k1", "k3"]
+        for count in [0, 1, 2, names.count] {
+            let keys = Array(names.prefix(count))
+            var packed = PackedKeys(reservingCapacity: keys.count, bytesPerKey: 8)
+            for key in keys { packed.append(UnsafeRawBufferPointer(start: nil, count: 0), key) }
+            let single = try keys.map { try store.payload(forKey: $0) }
+            let copied = try store.payloads(forKeys: packed)
+            var lent: [[UInt8]?] = []
+            var positions: [Int] = []
+            try store.withPayloads(forKeys: packed) { position, payload in
+                positions.append(position)
+                lent.append(payload.map { Array($0) })
+            }
+            #expect(positions == Array(keys.indices))
+            try #require(copied.count == keys.count && lent.count == keys.count)
+            let differing = keys.indices.filter { copied[$0] != single[$0] || lent[$0] != single[$0] }
+            #expect(differing.isEmpty, "keys read differently in a batch: \(differing.prefix(5).map { keys[$0] })")
+        }
+        #expect(try store.payload(forKey: "a\u{FFFD}") == [0x07], "the repaired key is among those read")
+        #expect(try store.payload(forKey: "short") == nil && store.payload(forKey: "long") != nil)
+        // The head and tail of a packed key are one key.
+        var joined = PackedKeys(reservingCapacity: 1, bytesPerKey: 8)
+        Array("ключ-".utf8).withUnsafeBytes { joined.append($0, "1") }
+        #expect(try store.payloads(forKeys: joined) == [try store.payload(forKey: "ключ-1")])
+    }
+
     @Test func forEachEntryVisitsRecordsInFileOrder() throws {
         let dir = TemporaryDirectory("file-order")
         let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(expectedCapacity: 1 << 20))

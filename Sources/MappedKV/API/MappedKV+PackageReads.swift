@@ -5,31 +5,38 @@
 extension MappedKV {
     /// The stored payload bytes of each key of `keys`, in order (nil for an absent key), read in
     /// one call under the store's lock: every payload is from the same state of the store.
-    package func payloads(forKeys keys: [String]) throws(MappedKVError) -> [[UInt8]?] {
-        try withCore { (core) throws(MappedKVError) -> [[UInt8]?] in
-            try core.prepareRead()
-            core.touchRecords(forKeys: keys)
-            var payloads: [[UInt8]?] = []
-            payloads.reserveCapacity(keys.count)
-            for key in keys { payloads.append(try core.payload(forKey: key)) }
-            return payloads
-        }
+    package func payloads(forKeys keys: PackedKeys) throws(MappedKVError) -> [[UInt8]?] {
+        var payloads: [[UInt8]?] = []
+        payloads.reserveCapacity(keys.count)
+        try withPayloads(forKeys: keys) { _, payload in payloads.append(payload.map { Array($0) }) }
+        return payloads
     }
 
     /// Calls `body` with the position of each key of `keys` and its stored payload bytes where
     /// they lie (nil for an absent key), in order, in one call under the store's lock: every
     /// payload is from the same state of the store, and none is copied. The buffer is valid only
     /// during its call, and `body` must not call the store (its lock is held).
+    ///
+    /// Each key is hashed once, for both the read-ahead of every key's bucket and record and the
+    /// lookup after it.
     package func withPayloads(
-        forKeys keys: [String], _ body: (_ position: Int, _ payload: UnsafeRawBufferPointer?) -> Void
+        forKeys keys: PackedKeys, _ body: (_ position: Int, _ payload: UnsafeRawBufferPointer?) -> Void
     ) throws(MappedKVError) {
         try withCore { (core) throws(MappedKVError) in
             try core.prepareRead()
-            core.touchRecords(forKeys: keys)
-            core.mirror.withUnsafeBytes { bytes in
-                for (position, key) in keys.enumerated() {
-                    let range = core.liveValueRange(forKey: key)
-                    body(position, range.map { UnsafeRawBufferPointer(rebasing: bytes[$0]) })
+            core.mirror.withUnsafeBytes { mirror in
+                keys.bytes.withUnsafeBytes { all in
+                    func key(_ position: Int) -> UnsafeRawBufferPointer {
+                        UnsafeRawBufferPointer(rebasing: all[keys.range(of: position)])
+                    }
+                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: keys.count) { hashes in
+                        for position in 0..<keys.count { hashes[position] = core.index.hash(key(position)) }
+                        if keys.count > 1 { core.index.touchRecords(ofHashes: UnsafeBufferPointer(hashes), in: mirror) }
+                        for position in 0..<keys.count {
+                            let range = core.liveValueRange(forKey: key(position), hash: hashes[position], in: mirror)
+                            body(position, range.map { UnsafeRawBufferPointer(rebasing: mirror[$0]) })
+                        }
+                    }
                 }
             }
         }

@@ -201,7 +201,12 @@ struct KeyIndex {
     /// The slot of `key` (its UTF-8 bytes), or nil if it is absent.
     @inline(__always)
     func slot(for key: UnsafeRawBufferPointer, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
-        guard count > 0, let position = bucket(of: key, hash: hash(key), in: mirror) else { return nil }
+        slot(for: key, hash: hash(key), in: mirror)
+    }
+    /// ``slot(for:in:)`` of a key whose ``hash(_:)`` is known.
+    @inline(__always)
+    func slot(for key: UnsafeRawBufferPointer, hash: UInt32, in mirror: UnsafeRawBufferPointer) -> ValueSlot? {
+        guard count > 0, let position = bucket(of: key, hash: hash, in: mirror) else { return nil }
         return Self.slot(of: entries[position], in: mirror)
     }
 

@@ -179,16 +179,6 @@ extension StoreCore {
         return index.repairedCount > 0 ? repairedSlot(forKey: key) : nil
     }
 
-    /// Brings the bucket and record of each key of `keys` into the cache, all at once, before they
-    /// are looked up one by one (see ``KeyIndex/touchRecords(ofHashes:in:)``).
-    func touchRecords(forKeys keys: [String]) {
-        guard keys.count > 1, !index.isEmpty else { return }
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: keys.count) { hashes in
-            for (position, key) in keys.enumerated() { hashes[position] = Self.withBytes(of: key) { index.hash($0) } }
-            mirror.withUnsafeBytes { index.touchRecords(ofHashes: UnsafeBufferPointer(hashes), in: $0) }
-        }
-    }
-
     /// The slot of a key that is not UTF-8 and whose repair is `key` (out of line: the rare path).
     @inline(never)
     private func repairedSlot(forKey key: String) -> ValueSlot? {
@@ -220,6 +210,20 @@ extension StoreCore {
         // into a get, which then costs about 20 instructions more.
         let found = Self.withBytes(of: key) { index.slot(for: $0, in: bytes) }
         guard let slot = found ?? (index.repairedCount > 0 ? repairedSlot(forKey: key) : nil) else { return nil }
+        guard expiryEnabled else { return slot.valueRange }
+        return liveValueRange(slot, now: configuration.clock.now(), in: bytes)
+    }
+
+    /// ``liveValueRange(forKey:in:)`` of a key given as its UTF-8 bytes and their
+    /// ``KeyIndex/hash(_:)``.
+    @inline(__always)
+    func liveValueRange(
+        forKey key: UnsafeRawBufferPointer, hash: UInt32, in bytes: UnsafeRawBufferPointer
+    ) -> Range<Int>? {
+        let found = index.slot(for: key, hash: hash, in: bytes)
+        guard let slot = found ?? (index.repairedCount > 0 ? index.repairedSlot(for: key, in: bytes) : nil) else {
+            return nil
+        }
         guard expiryEnabled else { return slot.valueRange }
         return liveValueRange(slot, now: configuration.clock.now(), in: bytes)
     }

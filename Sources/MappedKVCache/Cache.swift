@@ -1,22 +1,33 @@
 import Dispatch
 import Foundation
 import Logging
+import MappedKV
 
 /// A memory cache over a disk cache: reads look in memory first, then on disk, and a disk hit is
 /// decoded once and kept in memory; writes go to both.
 ///
 /// Values are turned into bytes by an injected ``CacheSerializer`` (JSON for `Codable` values by
 /// default; ``BytesCacheSerializer`` and ``DataCacheSerializer`` store bytes as they are). The
-/// memory side is this process's own; the disk side is shared with every process that opens the
-/// directory, so a value another process set is found on disk, and one it removed may still be
-/// served from this process's memory until that entry is evicted or removed here.
+/// disk side is shared with every process that opens the directory; the memory side is this
+/// process's own and stays true to the disk side:
+///
+/// - **Coherence.** A set, removal, `removeAll` or trim by another process (or by another cache of
+///   this process on the same directory) drops the keys it changed from this memory tier. A get
+///   first looks whether the shared manifest moved since this process last looked (three loads,
+///   no system call) and catches up if it did, so no get that begins after another process's
+///   write has returned is served the older value from memory. A change that rewrites the manifest
+///   as a whole (another process's `removeAll`, a compaction of the manifest) empties the memory tier.
+/// - **Lifetimes.** A disk hit enters memory with the disk entry's remaining time to live, and a
+///   set without a time to live takes ``DiskCacheConfiguration/defaultTimeToLive``.
 ///
 /// The synchronous methods do their file I/O on the calling thread; the `async` ones run it on a
 /// dispatch queue of their own, so they never block Swift's cooperative thread pool.
 ///
 /// ```swift
 /// struct Profile: Codable, Sendable { var name: String }
-/// let cache = try Cache<Profile>(directory: "/tmp/profiles")
+/// let cache = try Cache<Profile>(
+///     directory: "/tmp/profiles", memoryLimits: MemoryCacheLimits(count: 500),
+///     diskConfiguration: DiskCacheConfiguration(limits: DiskCacheLimits(count: 10_000)))
 /// try cache.set(Profile(name: "Ada"), forKey: "user-1")
 /// let profile = try cache.value(forKey: "user-1")
 /// ```
@@ -27,42 +38,93 @@ public final class Cache<Value: Sendable>: Sendable {
     public let disk: DiskCache
     /// How values become bytes.
     public let serializer: any CacheSerializer<Value>
-    private let queue = DispatchQueue(label: "MappedKVCache.Cache.io", attributes: .concurrent)
+    let queue = DispatchQueue(label: "MappedKVCache.Cache.io", attributes: .concurrent)
+    /// Bumped for every key dropped from memory, so that a fill racing a drop drops what it kept.
+    let invalidations = InvalidationCounters()
+    /// Who hears this cache's events.
+    let observers = CacheObservers()
+    /// The subscription to other processes' changes of the manifest.
+    let externalChanges: ExternalChangeObservation
+    /// This cache's listener token in the process-wide ``CacheChangeHub``.
+    let hubToken: UInt64
 
     /// Opens the disk side in `directory` and creates an empty memory side.
     ///
     /// - Parameters:
     ///   - directory: the disk cache's directory, created if missing.
-    ///   - memoryLimits: the memory side's limits; a value's cost is its serialized size.
-    ///   - diskConfiguration: the disk side's limits, inline threshold, key and trim interval.
+    ///   - memoryLimits: the memory side's limits; a value's cost is its serialized size unless a
+    ///     set gives one.
+    ///   - diskConfiguration: the disk side's limits, inline threshold, key, trim interval and
+    ///     default time to live.
     ///   - serializer: how values become bytes.
+    ///   - memoryClock: the memory side's clock (see ``MemoryCache``); tests inject one.
     ///   - logger: where the disk side logs; nil logs nothing.
     public init(
         directory: String, memoryLimits: MemoryCacheLimits = MemoryCacheLimits(count: 1_000),
         diskConfiguration: DiskCacheConfiguration = DiskCacheConfiguration(),
-        serializer: some CacheSerializer<Value>, logger: Logger? = nil
+        serializer: some CacheSerializer<Value>, memoryClock: MemoryCacheClock = .coarse, logger: Logger? = nil
     ) throws(CacheError) {
-        self.memory = MemoryCache(limits: memoryLimits)
-        self.disk = try DiskCache(directory: directory, configuration: diskConfiguration, logger: logger)
+        let observers = self.observers
+        self.memory = MemoryCache(limits: memoryLimits, clock: memoryClock) { key, _, reason in
+            observers.tell(CacheEvent(reason == .expired ? .didExpire : .didEvict, key: key, tier: .memory))
+        }
+        let disk = try DiskCache(directory: directory, configuration: diskConfiguration, logger: logger)
+        self.disk = disk
         self.serializer = serializer
+        let coherence = MemoryCoherence(memory: memory, invalidations: invalidations, observers: observers, disk: disk)
+        self.externalChanges = disk.manifest.observeExternalChanges { change in coherence.apply(change) }
+        self.hubToken = CacheChangeHub.listen(to: disk.hubDirectory) { change in coherence.apply(change) }
     }
 
-    /// The value of `key`: from memory, else from disk (then kept in memory), else nil.
+    deinit {
+        CacheChangeHub.stopListening(hubToken)
+        externalChanges.cancel()
+    }
+
+    /// The value of `key`: from memory, else from disk (then kept in memory for the entry's
+    /// remaining lifetime), else nil.
     ///
     /// - Throws: ``CacheError`` from the disk side, or the serializer's error when the stored
     ///   bytes do not decode as a `Value` (the entry is then removed).
     public func value(forKey key: String) throws -> Value? {
+        try catchUp()
         if let value = memory.value(forKey: key) { return value }
-        guard let bytes = try disk.value(forKey: key) else { return nil }
+        return try valueFromDisk(forKey: key)
+    }
+
+    /// Catches up with other processes' changes to the manifest if it moved, so that every change
+    /// made before this call has been applied to the memory tier.
+    func catchUp() throws(CacheError) {
+        try manifestCall { () throws(MappedKVError) in try disk.manifest.synchronizeChangesIfMoved() }
+    }
+
+    /// The disk side's value of `key`, decoded and kept in memory unless a drop of the key raced
+    /// the read (see ``InvalidationCounters``).
+    func valueFromDisk(forKey key: String) throws -> Value? {
+        let before = invalidations.value(for: key)
+        guard let found = try disk.lookUp(key, withExtendedData: false) else { return nil }
         let value: Value
         do {
-            value = try serializer.decode(bytes)
+            value = try serializer.decode(found.value)
         } catch {
             try disk.removeValue(forKey: key)
             throw error
         }
-        memory.set(value, forKey: key, cost: bytes.count)
+        keep(value, forKey: key, cost: found.value.count, expiry: found.expiry)
+        if invalidations.value(for: key) != before { memory.removeValue(forKey: key) }
         return value
+    }
+
+    /// Keeps `value` in memory until the disk entry's `expiry` (milliseconds since 1970 on the
+    /// disk side's clock), or not at all if that has passed.
+    private func keep(_ value: Value, forKey key: String, cost: Int, expiry: UInt64?) {
+        var timeToLive: Duration?
+        if let expiry {
+            let now = disk.configuration.clock.now()
+            guard expiry > now else { return }
+            timeToLive = expiry - now > UInt64(Int64.max / 1_000_000) ? nil : .milliseconds(Int64(expiry - now))
+        }
+        memory.set(value, forKey: key, cost: cost, timeToLive: timeToLive)
     }
 
     /// Stores `value` under `key` in memory and on disk.
@@ -70,99 +132,86 @@ public final class Cache<Value: Sendable>: Sendable {
     /// - Parameters:
     ///   - value: the value to store.
     ///   - key: the entry's key.
-    ///   - timeToLive: after this long the entry is a miss on both sides; nil never expires.
-    public func set(_ value: Value, forKey key: String, timeToLive: Duration? = nil) throws {
+    ///   - cost: what the entry counts against the memory side's cost limit; nil (the default)
+    ///     counts its serialized size.
+    ///   - timeToLive: after this long the entry is a miss on both sides; nil takes
+    ///     ``DiskCacheConfiguration/defaultTimeToLive`` (by default: never expires).
+    ///   - extendedData: bytes kept with the entry on disk, returned by ``entry(forKey:)``.
+    public func set(
+        _ value: Value, forKey key: String, cost: Int? = nil, timeToLive: Duration? = nil,
+        extendedData: [UInt8]? = nil
+    ) throws {
         let bytes = try serializer.encode(value)
-        try disk.set(bytes, forKey: key, timeToLive: timeToLive)
-        memory.set(value, forKey: key, cost: bytes.count, timeToLive: timeToLive)
+        let timeToLive = timeToLive ?? disk.configuration.defaultTimeToLive
+        observers.tell(CacheEvent(.willAdd, key: key, tier: .both))
+        // The key's counter is bumped while the record is the newest one: a fill, or a set of
+        // this process, that read the counter before then drops what it keeps (they may hold
+        // older bytes), and this set drops its own value if a later record's bump came after.
+        var recorded: UInt64 = 0
+        let invalidations = self.invalidations
+        try disk.set(
+            bytes, forKey: key, timeToLive: timeToLive, extendedData: extendedData,
+            whileRecorded: {
+                invalidations.bump(CollectionOfOne(key))
+                recorded = invalidations.value(for: key)
+            }, excluding: hubToken)
+        memory.set(value, forKey: key, cost: cost ?? bytes.count, timeToLive: timeToLive)
+        if invalidations.value(for: key) != recorded { memory.removeValue(forKey: key) }
+        observers.tell(CacheEvent(.didAdd, key: key, tier: .both))
     }
 
     /// Removes `key` from both sides.
     public func removeValue(forKey key: String) throws(CacheError) {
-        _ = memory.removeValue(forKey: key)
-        try disk.removeValue(forKey: key)
+        observers.tell(CacheEvent(.willRemove, key: key, tier: .both))
+        try disk.removeValue(forKey: key)  // which drops the key from every memory tier of this process
+        observers.tell(CacheEvent(.didRemove, key: key, tier: .both))
     }
 
     /// Removes everything from both sides.
     public func removeAll() throws(CacheError) {
-        memory.removeAll()
-        try disk.removeAll()
+        observers.tell(CacheEvent(.willRemoveAll, key: nil, tier: .both))
+        try disk.removeAll()  // which empties every memory tier of this process on the directory
+        observers.tell(CacheEvent(.didRemoveAll, key: nil, tier: .both))
     }
 
     /// Whether `key` is in memory or on disk.
     public func contains(_ key: String) throws(CacheError) -> Bool {
+        try catchUp()
         if memory.contains(key) { return true }
         return try disk.contains(key)
     }
 
-    /// Closes the disk side; the memory side is released with the cache.
+    /// The entry of `key` as the disk side holds it, decoded, with its metadata and extended
+    /// data; nil on a miss. The value is also kept in memory.
+    public func entry(forKey key: String) throws -> CacheEntry<Value>? {
+        let before = invalidations.value(for: key)
+        guard let found = try disk.lookUp(key, withExtendedData: true) else { return nil }
+        let value = try serializer.decode(found.value)
+        keep(value, forKey: key, cost: found.value.count, expiry: found.expiry)
+        if invalidations.value(for: key) != before { memory.removeValue(forKey: key) }
+        return CacheEntry(
+            key: key, value: value, modified: found.modified, expiry: found.expiry, extendedData: found.extendedData)
+    }
+
+    /// Closes the disk side and stops following other processes' changes; the memory side is
+    /// released with the cache.
     public func close() {
+        CacheChangeHub.stopListening(hubToken)
+        externalChanges.cancel()
         disk.close()
     }
-
-    // MARK: Async
-
-    /// ``value(forKey:)`` with the disk read off the cooperative thread pool.
-    public func value(forKey key: String) async throws -> Value? {
-        if let value = memory.value(forKey: key) { return value }
-        return try await offPool { try self.value(forKey: key) }
-    }
-
-    /// ``set(_:forKey:timeToLive:)`` with the disk write off the cooperative thread pool.
-    public func set(_ value: Value, forKey key: String, timeToLive: Duration? = nil) async throws {
-        try await offPool { try self.set(value, forKey: key, timeToLive: timeToLive) }
-    }
-
-    /// ``removeValue(forKey:)`` with the disk write off the cooperative thread pool.
-    public func removeValue(forKey key: String) async throws {
-        try await offPool { try self.removeValue(forKey: key) }
-    }
-
-    /// ``removeAll()`` with the disk work off the cooperative thread pool.
-    public func removeAll() async throws {
-        try await offPool { try self.removeAll() }
-    }
-
-    /// Runs `body` on the cache's own queue and resumes with its result.
-    private func offPool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
-        }
-    }
 }
 
-extension Cache where Value: Codable {
-    /// A cache whose values are stored as JSON.
-    public convenience init(
-        directory: String, memoryLimits: MemoryCacheLimits = MemoryCacheLimits(count: 1_000),
-        diskConfiguration: DiskCacheConfiguration = DiskCacheConfiguration(), logger: Logger? = nil
-    ) throws(CacheError) {
-        try self.init(
-            directory: directory, memoryLimits: memoryLimits, diskConfiguration: diskConfiguration,
-            serializer: JSONCacheSerializer<Value>(), logger: logger)
-    }
-}
-
-extension Cache where Value == [UInt8] {
-    /// A cache of bytes, stored as they are.
-    public convenience init(
-        directory: String, memoryLimits: MemoryCacheLimits = MemoryCacheLimits(count: 1_000),
-        diskConfiguration: DiskCacheConfiguration = DiskCacheConfiguration(), logger: Logger? = nil
-    ) throws(CacheError) {
-        try self.init(
-            directory: directory, memoryLimits: memoryLimits, diskConfiguration: diskConfiguration,
-            serializer: BytesCacheSerializer(), logger: logger)
-    }
-}
-
-extension Cache where Value == Data {
-    /// A cache of `Data`, stored as it is.
-    public convenience init(
-        directory: String, memoryLimits: MemoryCacheLimits = MemoryCacheLimits(count: 1_000),
-        diskConfiguration: DiskCacheConfiguration = DiskCacheConfiguration(), logger: Logger? = nil
-    ) throws(CacheError) {
-        try self.init(
-            directory: directory, memoryLimits: memoryLimits, diskConfiguration: diskConfiguration,
-            serializer: DataCacheSerializer(), logger: logger)
-    }
+/// An entry of a ``Cache``, decoded, with what the disk side records of it.
+public struct CacheEntry<Value: Sendable>: Sendable {
+    /// The entry's key.
+    public var key: String
+    /// The decoded value.
+    public var value: Value
+    /// When it was set, in milliseconds since 1970.
+    public var modified: UInt64
+    /// When it expires, in milliseconds since 1970, or nil.
+    public var expiry: UInt64?
+    /// The extended data set with it, if any.
+    public var extendedData: [UInt8]?
 }

@@ -25,4 +25,14 @@ extension MappedKV {
         _ = try withCore { (core) throws(MappedKVError) -> Bool in try core.checkForChanges() }
         shared.deliverChangesWaiting()
     }
+
+    /// ``synchronizeChanges()`` for a hot path: catches up only if the meta stamp in the shared
+    /// mapping moved since this process last looked (no system call in the steady state), and
+    /// returns once every change noticed so far has reached the observers. It never waits for an
+    /// exclusive section another thread holds (no other process can write meanwhile). A handler
+    /// must not wait for the thread that calls this, nor call this itself.
+    package func synchronizeChangesIfMoved() throws(MappedKVError) {
+        try ensureOpen()
+        try shared.catchUpIfMovedAndDeliver()
+    }
 }

@@ -140,6 +140,23 @@ final class SharedStore: Sendable {
         }
     }
 
+    /// Catches up if the meta stamp moved since this process last looked (three loads and the
+    /// store's mutex in the steady state, no system call), then hands every change noticed so far
+    /// to the subscribers, waiting for a delivery in progress on another thread.
+    ///
+    /// While another thread of this process holds an exclusive section, no other process can
+    /// write: the section caught up when it began, so this only delivers what is pending.
+    func catchUpIfMovedAndDeliver() throws(MappedKVError) {
+        try core.withLock { (core) throws(MappedKVError) in
+            guard section.admitsCurrentThread() else { return }
+            try core.prepareRead()
+        }
+        if signal.pending.load(ordering: .sequentiallyConsistent) || delivering.load(ordering: .sequentiallyConsistent)
+        {
+            deliverChangesWaiting()
+        }
+    }
+
     /// ``deliverChanges()``, then waits for a delivery running on another thread to finish, until
     /// nothing is pending: every change noticed before the call has reached the subscribers.
     func deliverChangesWaiting() {

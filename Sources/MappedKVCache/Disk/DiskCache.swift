@@ -39,6 +39,8 @@ public final class DiskCache: Sendable {
     let backgroundTrim = Mutex<Task<Void, Never>?>(nil)
     /// Held by a background trim turn; true once the cache is closed (see ``close()``).
     let backgroundTurn = Mutex<Bool>(false)
+    /// The directory's name in the process-wide ``CacheChangeHub``.
+    let hubDirectory: String
     /// Called at the points of a set where a crash test kills the process; nil outside them.
     let faultHook = Mutex<(@Sendable (CacheFaultPoint) -> Void)?>(nil)
 
@@ -63,6 +65,7 @@ public final class DiskCache: Sendable {
         self.logger = logger
         self.files = CacheFiles(directory: directory, cryptKey: configuration.cryptKey)
         try files.createDirectories()
+        self.hubDirectory = CacheChangeHub.canonical(directory)
         let storeConfiguration = Configuration(
             isMultiProcess: true, cryptKey: configuration.cryptKey, processLock: configuration.processLock)
         self.manifest = try manifestCall { () throws(MappedKVError) in
@@ -92,6 +95,15 @@ public final class DiskCache: Sendable {
 
     static func entryKey(_ key: String) -> String { prefixed(UInt8(ascii: "e"), key) }
     static func accessKey(_ key: String) -> String { prefixed(UInt8(ascii: "a"), key) }
+
+    /// The cache key of a manifest key `e:<key>`; nil for any other manifest key.
+    static func cacheKey(ofEntryKey storeKey: String) -> String? {
+        var utf8 = storeKey.utf8[...]
+        guard utf8.popFirst() == UInt8(ascii: "e"), utf8.popFirst() == UInt8(ascii: ":"), !utf8.isEmpty else {
+            return nil
+        }
+        return String(storeKey[utf8.startIndex...])
+    }
 
     /// `prefix`, a colon and `key`'s bytes, built in one copy (`+` on strings cost a set about
     /// 330 instructions a key).
@@ -161,10 +173,24 @@ public final class DiskCache: Sendable {
     ///   - key: the entry's key.
     ///   - timeToLive: after this long the entry is a miss and trim removes it; nil never expires.
     ///   - extendedData: bytes kept with the entry and returned by ``entry(forKey:)``.
+    ///
+    /// A nil `timeToLive` takes ``DiskCacheConfiguration/defaultTimeToLive``.
     public func set(
         _ value: [UInt8], forKey key: String, timeToLive: Duration? = nil, extendedData: [UInt8]? = nil
     ) throws(CacheError) {
+        try set(value, forKey: key, timeToLive: timeToLive, extendedData: extendedData, whileRecorded: nil)
+    }
+
+    /// ``set(_:forKey:timeToLive:extendedData:)``, calling `whileRecorded` once the record is in
+    /// the manifest, before its exclusive lock is released (so calls from concurrent sets of the
+    /// key run in the order of their records), and telling the change to every cache of this
+    /// process on the directory but the listener `excluded`.
+    func set(
+        _ value: [UInt8], forKey key: String, timeToLive: Duration?, extendedData: [UInt8]?,
+        whileRecorded: (() -> Void)?, excluding excluded: UInt64? = nil
+    ) throws(CacheError) {
         try Self.validate(key)
+        let timeToLive = timeToLive ?? configuration.defaultTimeToLive
         guard value.count <= RecordLimits.maximumValueLength / 2 else {
             throw .invalidArgument(reason: "a value of \(value.count) bytes is too large for the cache")
         }
@@ -193,6 +219,7 @@ public final class DiskCache: Sendable {
                     hook?(.renamedBeforeRecording)
                 }
                 try transaction.set(encoded, forKey: entryKey)
+                whileRecorded?()
                 hook?(.recordedBeforeUnlocking)
                 return old
             }
@@ -201,6 +228,7 @@ public final class DiskCache: Sendable {
             throw error
         }
         if let replaced, replaced != name { files.remove(replaced) }
+        CacheChangeHub.post(.keys([key]), in: hubDirectory, excluding: excluded)
     }
 
     /// The value of `key`, or nil on a miss. A hit counts as an access for the LRU order.
@@ -218,7 +246,7 @@ public final class DiskCache: Sendable {
 
     /// The value of `key` and its metadata (the extended data only if asked for), or nil on a
     /// miss; an entry that cannot be served is dropped. A hit counts as an access.
-    private func lookUp(_ key: String, withExtendedData: Bool) throws(CacheError) -> ManifestLookup.Found? {
+    func lookUp(_ key: String, withExtendedData: Bool) throws(CacheError) -> ManifestLookup.Found? {
         try Self.validate(key)
         let now = configuration.clock.now()
         // The record is judged where it lies in the manifest's memory: an inline value is checked
@@ -278,6 +306,7 @@ public final class DiskCache: Sendable {
             return .some(current.record?.fileName)
         }
         if case .some(.some(let name)) = name { files.remove(name) }
+        if name != nil { CacheChangeHub.post(.keys([key]), in: hubDirectory) }
         logger.debug("dropped an entry that cannot be served", metadata: ["key": "\(key)"])
     }
 
@@ -291,6 +320,7 @@ public final class DiskCache: Sendable {
             return old?.record?.fileName
         }
         if let name { files.remove(name) }
+        CacheChangeHub.post(.keys([key]), in: hubDirectory)
     }
 
     /// Removes every entry and returns at once: the value files are moved aside and deleted in
@@ -303,6 +333,7 @@ public final class DiskCache: Sendable {
             return trash
         }
         accessTimes.withLock { $0.forgetAll() }
+        CacheChangeHub.post(.all, in: hubDirectory)
         Task.detached(priority: .background) { CacheFiles.deleteTree(trash) }
     }
 }

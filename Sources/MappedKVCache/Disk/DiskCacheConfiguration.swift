@@ -59,6 +59,9 @@ public struct DiskCacheConfiguration: Sendable {
     /// How long access times are coalesced in memory before they are written to the manifest, so
     /// reads are not writes. LRU order across processes is exact to within this interval.
     public var accessTimeFlushInterval: Duration
+    /// The time to live of a set that gives none (PINCache's `ttlCache`); nil, the default, keeps
+    /// such entries until they are removed or trimmed.
+    public var defaultTimeToLive: Duration?
     /// The clock for modification, access and expiry times.
     public var clock: CacheClock
     /// The manifest store's inter-process lock. The default, `ProcessLock.sharedMemory`, takes
@@ -70,10 +73,11 @@ public struct DiskCacheConfiguration: Sendable {
     /// Creates a configuration: no limits, 20 KiB inline threshold, plain, no background trim.
     public init(
         limits: DiskCacheLimits = DiskCacheLimits(), inlineThreshold: Int = 20 * 1024, cryptKey: CryptKey? = nil,
-        trimInterval: Duration? = nil, accessTimeFlushInterval: Duration = .seconds(1), clock: CacheClock = .system,
-        processLock: ProcessLock = .sharedMemory
+        trimInterval: Duration? = .seconds(60), accessTimeFlushInterval: Duration = .seconds(1),
+        defaultTimeToLive: Duration? = nil, clock: CacheClock = .system, processLock: ProcessLock = .sharedMemory
     ) {
         self.processLock = processLock
+        self.defaultTimeToLive = defaultTimeToLive
         self.limits = limits
         self.inlineThreshold = inlineThreshold
         self.cryptKey = cryptKey

@@ -163,7 +163,7 @@ import Testing
         // directory (without an interval) would be trimmed by it.
         try await Task.sleep(for: .milliseconds(100))  // a turn already past its cancellation check ends
         try FileManager.default.removeItem(atPath: dir.file("trim.lock"))
-        let other = try open(dir, clock: clock, limits: DiskCacheLimits(count: 3))
+        let other = try open(dir, clock: clock)  // no limits of its own: only a running trim of `cache` could trim it
         for index in 0..<10 { try other.set([UInt8(index)], forKey: "n\(index)") }
         try await Task.sleep(for: .milliseconds(400))  // 20 intervals
         #expect(try other.statistics().count == 13)

@@ -40,18 +40,10 @@ extension DiskCache {
         return try exclusively { transaction -> DiskCacheStatistics in
             var statistics = DiskCacheStatistics()
             var referenced = Set<String>()
-            try transaction.forEachRawEntryInPlace { storeKey, payload in
-                guard storeKey.count >= 2, storeKey[0] == UInt8(ascii: "e"), storeKey[1] == UInt8(ascii: ":") else {
-                    return
-                }
-                var cursor = ByteCursor(payload)
-                guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining),
-                    let summary = CacheEntryRecord.summary(
-                        of: UnsafeRawBufferPointer(rebasing: payload[cursor.position...]))
-                else { return }
+            try Self.forEachEntrySummary(in: transaction) { size, fileName in
                 statistics.count += 1
-                statistics.bytes += summary.size
-                if let name = summary.fileName {
+                statistics.bytes += size
+                if let name = fileName {
                     statistics.fileCount += 1
                     referenced.insert(name)
                 } else {

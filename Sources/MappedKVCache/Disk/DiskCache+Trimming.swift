@@ -79,7 +79,7 @@ extension DiskCache {
     }
 
     /// The trim itself, under `trim.lock`.
-    private func applyLimits(_ limits: DiskCacheLimits) throws(CacheError) -> DiskCacheTrimReport {
+    func applyLimits(_ limits: DiskCacheLimits) throws(CacheError) -> DiskCacheTrimReport {
         try flushAccessTimes()
         let now = configuration.clock.now()
         let files = self.files
@@ -130,6 +130,7 @@ extension DiskCache {
                 first += 1
             }
             try manifest.removeValues(forKeys: removals)
+            try totals.write(CacheCounts(count: kept.count - first, bytes: bytes))
             // Orphans: files no record names. Renames into files/ happen under this same lock.
             let referenced = Set(kept[first...].compactMap { $0.record?.fileName })
             let alreadyDoomed = Set(doomed)

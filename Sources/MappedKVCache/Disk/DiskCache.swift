@@ -39,6 +39,10 @@ public final class DiskCache: Sendable {
     let backgroundTrim = Mutex<Task<Void, Never>?>(nil)
     /// Held by a background trim turn; true once the cache is closed (see ``close()``).
     let backgroundTurn = Mutex<Bool>(false)
+    /// The entry and byte counts of the directory (`totals`), kept under the manifest's lock.
+    let totals: CacheTotals
+    /// Raised while a background trim to the count and byte limits is scheduled in this process.
+    let limitTrimScheduled = Atomic<Bool>(false)
     /// The directory's name in the process-wide ``CacheChangeHub``.
     let hubDirectory: String
     /// Called at the points of a set where a crash test kills the process; nil outside them.
@@ -66,6 +70,7 @@ public final class DiskCache: Sendable {
         self.files = CacheFiles(directory: directory, cryptKey: configuration.cryptKey)
         try files.createDirectories()
         self.hubDirectory = CacheChangeHub.canonical(directory)
+        self.totals = CacheTotals(directory: directory)
         let storeConfiguration = Configuration(
             isMultiProcess: true, cryptKey: configuration.cryptKey, processLock: configuration.processLock)
         self.manifest = try manifestCall { () throws(MappedKVError) in
@@ -80,8 +85,11 @@ public final class DiskCache: Sendable {
         backgroundTrim.withLock { $0?.cancel() }
     }
 
-    /// Flushes pending access times and closes the manifest; later calls throw.
+    /// Finishes a trim to the count and byte limits that this process's writes made due (unless
+    /// another process is trimming), flushes pending access times and closes the manifest; later
+    /// calls throw.
     public func close() {
+        if limitTrimScheduled.load(ordering: .acquiring) { _ = limitTrimTurn() }
         backgroundTurn.withLock { isClosed in isClosed = true }  // waits for a turn in progress
         backgroundTrim.withLock { task in
             task?.cancel()
@@ -89,6 +97,7 @@ public final class DiskCache: Sendable {
         }
         try? flushAccessTimes()
         manifest.close()
+        totals.close()
     }
 
     // MARK: Keys
@@ -141,19 +150,22 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// The value file of the record under `entryKey` now, read where the record lies; nil for an
-    /// inline, damaged or absent record.
-    static func fileName(
+    /// The value size and file (nil for an inline value) of the record under `entryKey` now,
+    /// read where the record lies; nil for an absent or damaged record (which the totals do not
+    /// count either).
+    static func summary(
         ofEntry entryKey: String, in transaction: MappedKV.Transaction
-    ) throws(MappedKVError) -> String? {
-        var name: String?
+    ) throws(MappedKVError) -> (size: Int, fileName: String?)? {
+        var summary: (size: Int, fileName: String?)?
         try transaction.withPayload(forKey: entryKey) { payload in
             guard let payload else { return }
             var cursor = ByteCursor(payload)
-            guard let raw = try? cursor.readWholeLengthDelimited(expected: "a cache record") else { return }
-            name = CacheEntryRecord.decode(raw)?.fileName
+            guard let raw = try? cursor.readWholeLengthDelimited(expected: "a cache record"),
+                let record = CacheEntryRecord.decode(raw)
+            else { return }
+            summary = (record.size, record.fileName)
         }
-        return name
+        return summary
     }
 
     /// The record of `key` as it is in the manifest now, with its raw bytes.
@@ -211,9 +223,11 @@ public final class DiskCache: Sendable {
         let files = self.files
         let entryKey = Self.entryKey(key)
         let replaced: String?
+        let overLimits: Bool
         do {
-            replaced = try exclusively { transaction -> String? in
-                let old = try Self.fileName(ofEntry: entryKey, in: transaction)
+            (replaced, overLimits) = try exclusively { transaction -> (String?, Bool) in
+                let counts = try countsBeforeWrite(in: transaction)
+                let old = try Self.summary(ofEntry: entryKey, in: transaction)
                 if let temporary, let name {
                     try files.install(temporary, as: name)
                     hook?(.renamedBeforeRecording)
@@ -221,13 +235,15 @@ public final class DiskCache: Sendable {
                 try transaction.set(encoded, forKey: entryKey)
                 whileRecorded?()
                 hook?(.recordedBeforeUnlocking)
-                return old
+                let delta = CacheCounts(count: old == nil ? 1 : 0, bytes: value.count - (old?.size ?? 0))
+                return (old?.fileName, try account(delta, after: counts))
             }
         } catch {
             if let temporary { try? FileDescriptor.remove(temporary) }
             throw error
         }
         if let replaced, replaced != name { files.remove(replaced) }
+        if overLimits { trimSoon() }
         CacheChangeHub.post(.keys([key]), in: hubDirectory, excluding: excluded)
     }
 
@@ -302,7 +318,11 @@ public final class DiskCache: Sendable {
     func drop(_ key: String, ifStill raw: [UInt8]) throws(CacheError) {
         let name = try exclusively { transaction -> String?? in
             guard let current = try Self.record(of: key, in: transaction), current.raw == raw else { return nil }
+            let counts = try countsBeforeWrite(in: transaction)
             try manifest.removeValues(forKeys: [Self.entryKey(key), Self.accessKey(key)])  // one append
+            let delta =
+                current.record.map { CacheCounts(count: -1, bytes: -$0.size) } ?? CacheCounts(count: 0, bytes: 0)
+            _ = try account(delta, after: counts)
             return .some(current.record?.fileName)
         }
         if case .some(.some(let name)) = name { files.remove(name) }
@@ -315,9 +335,12 @@ public final class DiskCache: Sendable {
         try Self.validate(key)
         let name = try exclusively { transaction -> String? in
             let old = try Self.record(of: key, in: transaction)
-            guard old != nil else { return nil }
+            guard let old else { return nil }
+            let counts = try countsBeforeWrite(in: transaction)
             try manifest.removeValues(forKeys: [Self.entryKey(key), Self.accessKey(key)])  // one append
-            return old?.record?.fileName
+            let delta = old.record.map { CacheCounts(count: -1, bytes: -$0.size) } ?? CacheCounts(count: 0, bytes: 0)
+            _ = try account(delta, after: counts)
+            return old.record?.fileName
         }
         if let name { files.remove(name) }
         CacheChangeHub.post(.keys([key]), in: hubDirectory)
@@ -330,6 +353,7 @@ public final class DiskCache: Sendable {
         let trash = try exclusively { transaction -> String in
             let trash = try files.moveFilesToTrash()
             try transaction.clearAll()
+            try totals.write(CacheCounts(count: 0, bytes: 0))
             return trash
         }
         accessTimes.withLock { $0.forgetAll() }

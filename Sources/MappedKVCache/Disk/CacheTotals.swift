@@ -1,0 +1,85 @@
+import Glibc
+import MappedKVIO
+import Synchronization
+
+// `totals`: how many entries a cache directory holds and how many value bytes they take, kept by
+// every process as it writes, so that a set knows at once whether it took the cache past a limit.
+//
+// | field   | bytes | meaning                                      |
+// |---------|-------|----------------------------------------------|
+// | magic   | 4     | `MKVT`                                       |
+// | version | 1     | 1                                            |
+// | valid   | 1     | 1 once the counts were taken from the manifest |
+// | (zero)  | 2     |                                              |
+// | count   | 8     | entries, little-endian                       |
+// | bytes   | 8     | value bytes, little-endian                   |
+//
+// The invariant: the file is read and written only under the manifest's exclusive lock, and each
+// write of the manifest updates it in the same section, so in the absence of crashes it equals
+// the manifest's entries. A process killed between its manifest append and its update leaves the
+// counts off by that one entry until the next trim, which counts the manifest and writes them
+// anew. A missing or unknown file is counted from the manifest at its first use; it is created
+// lazily, so an open that writes nothing leaves the directory unchanged.
+
+/// An entry count and a byte count.
+struct CacheCounts: Sendable, Equatable {
+    var count: Int
+    var bytes: Int
+}
+
+/// The `totals` file of one cache directory, mapped once it is first used.
+final class CacheTotals: Sendable {
+    static let fileName = "totals"
+    static let length = 24
+    private static let magic: [UInt8] = Array("MKVT".utf8)
+
+    private let path: String
+    /// The mapping, once made. Touched only under the manifest's exclusive lock; the mutex makes
+    /// that visible to the type system.
+    private let region = Mutex<MappedRegion?>(nil)
+
+    init(directory: String) { path = directory + "/" + Self.fileName }
+
+    /// The counts on file, or nil if they are not valid; `count` is called to take them from the
+    /// manifest when the file is missing or invalid. Call it under the manifest's exclusive lock.
+    func read(countingWith count: () throws(CacheError) -> CacheCounts) throws(CacheError) -> CacheCounts {
+        let bytes = try mapped()
+        if bytes[0..<4].elementsEqual(Self.magic), bytes[4] == 1, bytes[5] == 1 {
+            return CacheCounts(
+                count: Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: Int64.self))),
+                bytes: Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: Int64.self))))
+        }
+        let counted = try count()
+        try write(counted)
+        return counted
+    }
+
+    /// Records `counts`. Call it under the manifest's exclusive lock.
+    func write(_ counts: CacheCounts) throws(CacheError) {
+        let bytes = try mapped()
+        bytes.storeBytes(of: Int64(max(0, counts.count)).littleEndian, toByteOffset: 8, as: Int64.self)
+        bytes.storeBytes(of: Int64(max(0, counts.bytes)).littleEndian, toByteOffset: 16, as: Int64.self)
+        for (offset, byte) in Self.magic.enumerated() { bytes[offset] = byte }
+        bytes[4] = 1
+        bytes[5] = 1
+    }
+
+    /// Unmaps the file.
+    func close() { region.withLock { $0 = nil } }
+
+    /// The mapped bytes, mapping the file (created at its length) on first use.
+    private func mapped() throws(CacheError) -> UnsafeMutableRawBufferPointer {
+        try region.withLock { (region) throws(CacheError) -> UnsafeMutableRawBufferPointer in
+            if let region { return region.bytes }
+            let path = self.path
+            let made = try fileCall { () throws(SystemError) -> MappedRegion in
+                let file = try FileDescriptor.open(path, access: .readWriteCreate)
+                defer { file.close() }
+                if try file.size() < Self.length { try file.truncate(to: Self.length) }
+                return try MappedRegion(file: file, length: Self.length, writable: true)
+            }
+            region = made
+            return made.bytes
+        }
+    }
+}

@@ -2,8 +2,11 @@ import Foundation
 import Testing
 
 /// `mappedkv stress --workload cache`: 4 real processes put, get, remove and trim random keys of
-/// one disk cache at the same time, optionally killed with SIGKILL every 50 ms and restarted;
-/// no get returns bytes not put for its key, and afterwards the directory verifies (also through
+/// one cache at the same time, each through a memory tier of its own over the shared disk cache
+/// (or the disk cache alone), optionally killed with SIGKILL every 50 ms and restarted. No get
+/// returns bytes not put for its key, and none is stale: none returns a value older than the last
+/// write of its key acknowledged 50 ms before the get began (the rule itself is tested on synthetic
+/// journals in `CacheStressTimelineTests`). Afterwards the directory verifies (also through
 /// `mappedkv cache verify`), fits the byte limit and has no orphan. The run's final check is
 /// shown to catch a foreign value and a damaged file.
 @Suite("cache stress", .serialized)
@@ -35,7 +38,7 @@ struct CacheStressTests {
         return stats
     }
 
-    @Test("4 processes of 300 operations on one cache: no violations, the directory verifies")
+    @Test("4 processes of 300 operations, each with a memory tier: no stale get, the directory verifies")
     func concurrent() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
@@ -46,7 +49,7 @@ struct CacheStressTests {
         }
     }
 
-    @Test("children killed every 50 ms and restarted, under a byte limit: no violations, no orphans")
+    @Test("memory tiers, children killed every 50 ms and restarted, under a byte limit: no stale get, no orphans")
     func kills() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
@@ -65,11 +68,29 @@ struct CacheStressTests {
         }
     }
 
+    @Test("the disk cache alone, children killed every 50 ms, under a byte limit: no stale get, no orphans")
+    func diskOnlyKills() throws {
+        try TemporaryDirectory.with { tmp in
+            let root = tmp.path("root")
+            let limit = 400_000
+            let summary = try stress(
+                root,
+                [
+                    "--processes", "4", "--ops", "300", "--seed", "44", "--kill-interval-ms", "50",
+                    "--byte-limit", "\(limit)", "--disk-only",
+                ],
+                operations: 1200)
+            #expect(summary.kills > 0, "\(summary)")
+            let stats = try checkCache(root)
+            #expect(stats["bytes"]! <= limit, "\(stats)")
+        }
+    }
+
     @Test("the final check catches a foreign value and a damaged file")
     func verifierFails() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
-            try stress(root, ["--processes", "2", "--ops", "100", "--seed", "43"], operations: 200)
+            try stress(root, ["--processes", "2", "--ops", "100", "--seed", "43", "--disk-only"], operations: 200)
             try stress(root, ["--verify-only"], operations: 200)
 
             let cache = CacheCLI(dir: root)
@@ -91,12 +112,14 @@ struct CacheStressTests {
         }
     }
 
-    @Test("--byte-limit needs the cache workload and must not be negative")
+    @Test("--byte-limit and --disk-only need the cache workload; the limit must not be negative")
     func badOptions() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let other = try CLI.fail(["stress", "--root", root, "--byte-limit", "1000"])
             #expect(other.stderr.contains("--byte-limit needs --workload cache"), "\(other)")
+            let diskOnly = try CLI.fail(["stress", "--root", root, "--disk-only"])
+            #expect(diskOnly.stderr.contains("--disk-only needs --workload cache"), "\(diskOnly)")
             let negative = try CLI.fail(["stress", "--workload", "cache", "--root", root, "--byte-limit=-1"])
             #expect(negative.stderr.contains("--byte-limit must not be negative"), "\(negative)")
         }

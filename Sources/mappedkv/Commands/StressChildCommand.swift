@@ -30,6 +30,8 @@ struct StressChildCommand: ParsableCommand {
     var barrierFd: Int32?
     @Option(name: .long, help: "The cache workload's byte limit.")
     var byteLimit: Int?
+    @Flag(name: .long, help: "The cache workload without a memory tier.")
+    var diskOnly = false
     @Option(name: .long, help: "The store's inter-process lock, flock or shared-memory.")
     var lock: ProcessLock = .flock
 
@@ -47,7 +49,7 @@ struct StressChildCommand: ParsableCommand {
             if workload == .cache {
                 let settings = CacheStressWorker.Settings(
                     root: root, child: child, operations: ops, seed: seed, incarnation: incarnation, cryptKey: key,
-                    byteLimit: byteLimit)
+                    byteLimit: byteLimit, diskOnly: diskOnly)
                 try CacheStressWorker(settings: settings).run(barrier: barrierFd)
             } else {
                 let settings = StressWorker.Settings(

@@ -14,11 +14,18 @@ struct StressCommand: ParsableCommand {
             the journal when restarted after a kill. At the end the store is checked against the \
             journals. DIR's previous journals and the store ID are replaced. Prints one summary line; \
             exits 1 if there was any violation (listed on standard error). \
-            The cache workload shares one disk cache in DIR instead (the store ID is not used): the \
-            children put self-describing values of 10 B to 60 KiB under random shared keys, get, \
-            remove and trim them, and any get that returns bytes not put for its key is a violation; \
-            at the end the cache, trimmed to --byte-limit, must verify, fit the limit and have no \
-            orphans.
+            The cache workload shares one disk cache in DIR instead (the store ID is not used); each \
+            child opens it as a Cache with a memory tier of its own (16 entries), or with --disk-only \
+            as the disk cache alone. The children put self-describing values of 10 B to 60 KiB under \
+            32 random shared keys, get, remove and trim them, and journal each put and remove with \
+            the CLOCK_MONOTONIC times before it and after it returned, and each get with its times \
+            and the value it returned. A get that returns bytes not put for its key is a violation, \
+            and so is a stale get: one that returns a value older than the last write (put or \
+            remove, by any child) of its key acknowledged 50 ms or more before the get began, that \
+            is, a value whose put was acknowledged before such a write began. A miss is always \
+            allowed (trims and kills may lose entries), and a write in flight at a kill may or may \
+            not have happened. At the end the cache, trimmed to --byte-limit, must verify, fit the \
+            limit and have no orphans.
             """)
 
     @Option(name: .long, help: "The directory for the store, the journals and the children's standard error.")
@@ -45,6 +52,10 @@ struct StressCommand: ParsableCommand {
     var workload: StressWorkload = .mixed
     @Option(name: .long, help: "With --workload cache: the cache's byte limit, which trims apply.")
     var byteLimit: Int?
+    @Flag(
+        name: .long,
+        help: "With --workload cache: the children use the disk cache alone, without a memory tier each.")
+    var diskOnly = false
     @Option(
         name: .long,
         help: "The store's inter-process lock: flock (MMKV's) or shared-memory (not with --workload cache).")
@@ -63,6 +74,7 @@ struct StressCommand: ParsableCommand {
         if lock == .sharedMemory && workload == .cache {
             throw ValidationError("--lock shared-memory does not apply to --workload cache")
         }
+        if diskOnly && workload != .cache { throw ValidationError("--disk-only needs --workload cache") }
         if let byteLimit {
             guard workload == .cache else { throw ValidationError("--byte-limit needs --workload cache") }
             guard byteLimit >= 0 else { throw ValidationError("--byte-limit must not be negative") }
@@ -94,18 +106,23 @@ struct StressCommand: ParsableCommand {
                 settings: StressSupervisor.Settings(
                     root: root, id: storeID, processes: processes, operations: ops, seed: seed, workload: workload,
                     storeArguments: storeArguments,
-                    workloadArguments: byteLimit.map { ["--byte-limit", "\($0)"] } ?? [],
+                    workloadArguments: (byteLimit.map { ["--byte-limit", "\($0)"] } ?? [])
+                        + (diskOnly ? ["--disk-only"] : []),
                     killInterval: killIntervalMs.map { .milliseconds($0) }))
             outcome = try supervisor.run()
             children = Array(0..<processes)
         }
 
-        let histories = try children.map {
-            try StressHistory.load(child: $0, path: StressJournal.path(root: root, child: $0))
+        let journals = try children.map { child in
+            (child: child, journal: try StressJournal.read(path: StressJournal.path(root: root, child: child)))
+        }
+        let histories = journals.map {
+            StressHistory(child: $0.child, entries: $0.journal.entries, malformed: $0.journal.malformed)
         }
         let final =
             workload == .cache
-            ? CacheStressVerifier(root: root, cryptKey: key, byteLimit: byteLimit).verify(histories)
+            ? CacheStressVerifier(root: root, cryptKey: key, byteLimit: byteLimit).verify(
+                histories, timeline: CacheStressTimeline(journals: journals.map { ($0.child, $0.journal.entries) }))
             : StressVerifier(root: root, id: id, cryptKey: key, processLock: lock).verify(histories)
         let violations = outcome.violations + final
         let operations = histories.reduce(0) { $0 + $1.acknowledged }

@@ -9,7 +9,7 @@ import MappedKVFormat
 /// put of the whole run.
 enum CacheStressValue {
     /// The writer of a value.
-    struct Writer: Equatable, Sendable, CustomStringConvertible {
+    struct Writer: Hashable, Sendable, CustomStringConvertible {
         /// The child that put the value.
         var child: Int
         /// Its incarnation.
@@ -18,6 +18,25 @@ enum CacheStressValue {
         var sequence: Int
 
         var description: String { "child \(child) incarnation \(incarnation) operation \(sequence)" }
+
+        /// The writer as one journal word: `<child>.<incarnation>.<sequence>`.
+        var token: String { "\(child).\(incarnation).\(sequence)" }
+
+        /// A writer.
+        init(child: Int, incarnation: Int, sequence: Int) {
+            self.child = child
+            self.incarnation = incarnation
+            self.sequence = sequence
+        }
+
+        /// Parses a ``token``; nil if it is not one.
+        init?(token: Substring) {
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, let child = Int(parts[0]), let incarnation = Int(parts[1]),
+                let sequence = Int(parts[2])
+            else { return nil }
+            self.init(child: child, incarnation: incarnation, sequence: sequence)
+        }
     }
 
     /// What a read value turned out to be.

@@ -4,7 +4,9 @@ import MappedKVCrypto
 /// The final check of a `cache` stress run, after every child has ended:
 ///
 /// - Every journal is well formed, has no `V` line (a child's get returned bytes not put for its
-///   key, or a stale value, or the cache failed) and ends with `D`.
+///   key, or a value its own incarnation had replaced, or the cache failed) and ends with `D`.
+/// - No get was stale across processes: ``CacheStressTimeline/staleReads(staleness:)`` (no get
+///   returned a value older than the last write of its key acknowledged 50 ms before it began).
 /// - After a final ``DiskCache/trim()`` to the run's limits, ``DiskCache/verify(repair:)`` finds
 ///   nothing, the value bytes are within the byte limit, and no orphan is left.
 /// - Every entry left is a whole value of its key.
@@ -16,9 +18,10 @@ struct CacheStressVerifier {
     /// The cache's byte limit, or nil for none.
     var byteLimit: Int?
 
-    /// The violations found, in journal, cache, entry order.
-    func verify(_ histories: [StressHistory]) -> [String] {
-        var violations = StressVerifier.journalViolations(histories)
+    /// The violations found in the children's `histories` and the `timeline` of the same
+    /// journals, in journal, staleness, cache, entry order.
+    func verify(_ histories: [StressHistory], timeline: CacheStressTimeline) -> [String] {
+        var violations = StressVerifier.journalViolations(histories) + timeline.staleReads()
         let cache: DiskCache
         do {
             cache = try DiskCache(

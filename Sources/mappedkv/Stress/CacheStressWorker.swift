@@ -25,14 +25,19 @@ enum CacheStressOperation: Sendable {
     }
 }
 
-/// One incarnation of a child of the `cache` stress workload: it shares one ``DiskCache`` in the
-/// run's directory with the other children, and puts, gets, removes and trims random shared
+/// One incarnation of a child of the `cache` stress workload: it opens the run's directory as a
+/// ``Cache`` of bytes (its own memory tier over the disk cache the children share) or, with
+/// `--disk-only`, as the ``DiskCache`` alone, and puts, gets, removes and trims random shared
 /// keys until its journal holds the requested number of acknowledged operations.
 ///
-/// The journal has no intent lines (every operation is journalled once done, as `A`, like a
-/// read): with evictions by other processes nothing is owed to the cache but this, checked on
-/// every get: the bytes are a whole ``CacheStressValue`` of the key that was read, and not one
-/// this incarnation had itself replaced or removed since (a stale value coming back).
+/// Every put and removal is journalled as an intent `I` with the ``StressClock`` time taken
+/// before it, and acknowledged by `A` with the time taken right after the call returned; every get
+/// by one `G` line with the times taken right before and right after it and what it returned. A
+/// write in flight at a kill is resolved by the next incarnation as `U` (it may or may not have
+/// happened). From these lines ``CacheStressTimeline`` checks after the run that no get was
+/// stale. The child itself checks, on every get, that the bytes are a whole
+/// ``CacheStressValue`` of the key that was read, and not one this incarnation had itself
+/// replaced or removed since.
 final class CacheStressWorker {
     /// What the child was asked to do.
     struct Settings: Sendable {
@@ -50,6 +55,8 @@ final class CacheStressWorker {
         var cryptKey: CryptKey?
         /// The cache's byte limit, which its trims apply; nil for none.
         var byteLimit: Int?
+        /// Whether to use the disk cache alone, without a memory tier.
+        var diskOnly = false
     }
 
     /// The ID of a disk cache's manifest store in its directory (``DiskCache``'s own).
@@ -64,6 +71,8 @@ final class CacheStressWorker {
     /// Per key, the operation number of this incarnation's last put or removal of it: a value
     /// this incarnation wrote before that must not be read again.
     private var floors: [String: Int] = [:]
+    /// The number of the operation being performed.
+    private var current = 0
 
     /// Opens the child's journal (cutting off a torn last line) and replays it.
     init(settings: Settings) throws {
@@ -86,11 +95,14 @@ final class CacheStressWorker {
     func run(barrier: Int32?) throws {
         if let barrier { try StartBarrier.wait(on: barrier) }
         try record(.start(incarnation: settings.incarnation, pid: getpid()))
-        let cache: DiskCache
+        // The write a killed incarnation left in flight may or may not have happened.
+        if let pending = history.pending { try record(.unresolved(opno: pending.opno)) }
+        let cache: CacheStressTarget
         do {
-            cache = try DiskCache(
+            cache = try CacheStressTarget(
                 directory: settings.root,
-                configuration: Self.configuration(byteLimit: settings.byteLimit, cryptKey: settings.cryptKey))
+                configuration: Self.configuration(byteLimit: settings.byteLimit, cryptKey: settings.cryptKey),
+                diskOnly: settings.diskOnly)
         } catch {
             try fail("child \(settings.child): opening the cache failed: \(error)")
         }
@@ -100,7 +112,7 @@ final class CacheStressWorker {
                 try perform(CacheStressOperation.choose(using: &random), on: cache)
             }
         } catch let error as CacheError {
-            try fail("child \(settings.child), operation \(history.lastOpno + 1): cache error: \(error)")
+            try fail("child \(settings.child), operation \(current): cache error: \(error)")
         }
         try record(.done)
     }
@@ -117,43 +129,62 @@ final class CacheStressWorker {
         history.apply(entry)
     }
 
-    /// Performs and journals one operation.
-    private func perform(_ operation: CacheStressOperation, on cache: DiskCache) throws {
+    /// Performs and journals one operation. The clock is read right before and right after each
+    /// cache call, with nothing else in between.
+    private func perform(_ operation: CacheStressOperation, on cache: CacheStressTarget) throws {
         let opno = history.lastOpno + 1
+        current = opno
         let key = CacheStressValue.randomKey(using: &random)
         switch operation {
         case .put:
             let writer = CacheStressValue.Writer(
                 child: settings.child, incarnation: settings.incarnation, sequence: opno)
             let length = CacheStressValue.randomLength(
-                inlineThreshold: cache.configuration.inlineThreshold, using: &random)
-            try cache.set(CacheStressValue.make(key: key, writer: writer, length: length, using: &random), forKey: key)
+                inlineThreshold: cache.disk.configuration.inlineThreshold, using: &random)
+            let value = CacheStressValue.make(key: key, writer: writer, length: length, using: &random)
+            try record(.intent(opno: opno, .cachePut(key: key, begin: StressClock.now())))
+            try cache.set(value, forKey: key)
+            let end = StressClock.now()
             floors[key] = opno
+            try record(.acknowledged(opno: opno, time: end))
         case .get:
-            if let bytes = try cache.value(forKey: key), let problem = problem(in: bytes, key: key, opno: opno) {
-                try record(.violation("child \(settings.child), operation \(opno): get \(key): \(problem)"))
+            let begin = StressClock.now()
+            let bytes = try cache.value(forKey: key)
+            let end = StressClock.now()
+            var result = CacheStressRead.Result.miss
+            if let bytes {
+                switch CacheStressValue.check(bytes, expectedKey: key) {
+                case .invalid(let problem):
+                    result = .invalid
+                    try record(.violation("child \(settings.child), operation \(opno): get \(key): \(problem)"))
+                case .valid(let writer):
+                    result = .value(writer)
+                    if let problem = problem(with: writer, key: key, opno: opno) {
+                        try record(.violation("child \(settings.child), operation \(opno): get \(key): \(problem)"))
+                    }
+                }
             }
+            try record(.read(CacheStressRead(opno: opno, key: key, begin: begin, end: end, result: result)))
         case .remove:
+            try record(.intent(opno: opno, .cacheRemove(key: key, begin: StressClock.now())))
             try cache.removeValue(forKey: key)
+            let end = StressClock.now()
             floors[key] = opno
+            try record(.acknowledged(opno: opno, time: end))
         case .trim:
             try cache.trim()
+            try record(.acknowledged(opno: opno))
         }
-        try record(.acknowledged(opno: opno))
     }
 
-    /// Why `bytes`, read from `key` in operation `opno`, were not put for `key` or are stale; nil if fine.
-    private func problem(in bytes: [UInt8], key: String, opno: Int) -> String? {
-        switch CacheStressValue.check(bytes, expectedKey: key) {
-        case .invalid(let problem):
-            return problem
-        case .valid(let writer):
-            guard writer.child == settings.child, writer.incarnation == settings.incarnation else { return nil }
-            if writer.sequence >= opno { return "the value claims to be from \(writer), which has not happened yet" }
-            if let floor = floors[key], writer.sequence < floor {
-                return "stale value: \(writer) was replaced or removed by this child's operation \(floor)"
-            }
-            return nil
+    /// Why the value of `writer`, read from `key` in operation `opno`, cannot be what this
+    /// incarnation reads now; nil if it can.
+    private func problem(with writer: CacheStressValue.Writer, key: String, opno: Int) -> String? {
+        guard writer.child == settings.child, writer.incarnation == settings.incarnation else { return nil }
+        if writer.sequence >= opno { return "the value claims to be from \(writer), which has not happened yet" }
+        if let floor = floors[key], writer.sequence < floor {
+            return "stale value: \(writer) was replaced or removed by this child's operation \(floor)"
         }
+        return nil
     }
 }

@@ -65,7 +65,13 @@ struct StressHistory: Sendable {
             pending = (opno, intent)
             lastOpno = max(lastOpno, opno)
             if let key = intent.ownKey { mentionedKeys.insert(key) }
-        case .acknowledged(let opno):
+        case .read(let read):
+            lastOpno = max(lastOpno, read.opno)
+            acknowledged += 1
+            if let pending {
+                violations.append("get of operation \(read.opno) while operation \(pending.opno) is unresolved")
+            }
+        case .acknowledged(let opno, _):
             lastOpno = max(lastOpno, opno)
             acknowledged += 1
             guard let pending else { return }  // a read: it has no intent
@@ -78,7 +84,7 @@ struct StressHistory: Sendable {
             case .set(let key, let token): values[key] = .some(token)
             case .remove(let key): values[key] = .some(nil)
             case .increment(let newValue): acknowledgedIncrements.append(Increment(newValue: newValue, opno: opno))
-            case .trim: break
+            case .trim, .cachePut, .cacheRemove: break
             }
         case .notApplied(let opno), .unresolved(let opno):
             guard let pending, pending.opno == opno else {

@@ -12,12 +12,17 @@ enum StressIntent: Equatable, Sendable {
     case increment(newValue: Int64)
     /// Trim the store.
     case trim
+    /// Put the value of this operation under the shared cache key `key`; `begin` is the
+    /// ``StressClock`` time taken before the intent was journalled (the `cache` workload).
+    case cachePut(key: String, begin: UInt64)
+    /// Remove the shared cache key `key`; `begin` as for ``cachePut(key:begin:)``.
+    case cacheRemove(key: String, begin: UInt64)
 
     /// The key the operation writes, if it is one of the child's own keys.
     var ownKey: String? {
         switch self {
         case .set(let key, _), .remove(let key): key
-        case .increment, .trim: nil
+        case .increment, .trim, .cachePut, .cacheRemove: nil
         }
     }
 }
@@ -31,15 +36,20 @@ enum StressIntent: Equatable, Sendable {
 /// | `I <opno> del <key>` | about to remove a key |
 /// | `I <opno> incr <new value>` | about to set the counter (inside the exclusive lock) |
 /// | `I <opno> trim` | about to trim the store |
+/// | `I <opno> put <key> <time>` | about to put this operation's value under a shared cache key, at ``StressClock`` `time` |
+/// | `I <opno> rm <key> <time>` | about to remove a shared cache key |
 /// | `A <opno>` | operation `opno` is done: the store call returned (reads have no intent line) |
+/// | `A <opno> <time>` | the same, with the ``StressClock`` time taken when the call returned (`cache`) |
+/// | `G <opno> <key> <begin> <end> <result>` | a cache get is done: see ``CacheStressRead`` |
 /// | `X <opno>` | the in-flight operation `opno` of a killed incarnation turned out not to have happened |
-/// | `U <opno>` | the in-flight operation `opno` of a killed incarnation cannot be resolved (counter, trim) |
+/// | `U <opno>` | the in-flight operation `opno` of a killed incarnation cannot be resolved (counter, trim, cache write) |
 /// | `V <text>` | a violation the child saw |
 /// | `D` | the child completed all its operations |
 enum StressJournalEntry: Equatable, Sendable {
     case start(incarnation: Int, pid: Int32)
     case intent(opno: Int, StressIntent)
-    case acknowledged(opno: Int)
+    case acknowledged(opno: Int, time: UInt64? = nil)
+    case read(CacheStressRead)
     case notApplied(opno: Int)
     case unresolved(opno: Int)
     case violation(String)
@@ -53,7 +63,11 @@ enum StressJournalEntry: Equatable, Sendable {
         case .intent(let opno, .remove(let key)): "I \(opno) del \(key)"
         case .intent(let opno, .increment(let newValue)): "I \(opno) incr \(newValue)"
         case .intent(let opno, .trim): "I \(opno) trim"
-        case .acknowledged(let opno): "A \(opno)"
+        case .intent(let opno, .cachePut(let key, let begin)): "I \(opno) put \(key) \(begin)"
+        case .intent(let opno, .cacheRemove(let key, let begin)): "I \(opno) rm \(key) \(begin)"
+        case .acknowledged(let opno, nil): "A \(opno)"
+        case .acknowledged(let opno, let time?): "A \(opno) \(time)"
+        case .read(let read): "G \(read.opno) \(read.key) \(read.begin) \(read.end) \(read.result.word)"
         case .notApplied(let opno): "X \(opno)"
         case .unresolved(let opno): "U \(opno)"
         case .violation(let text): "V " + String(text.map { $0.isNewline ? " " : $0 })
@@ -75,6 +89,14 @@ enum StressJournalEntry: Equatable, Sendable {
         case ("S", 3):
             guard let incarnation = number(1), let pid = Int32(words[2]) else { return nil }
             self = .start(incarnation: incarnation, pid: pid)
+        case ("A", 3):
+            guard let opno = number(1), let time = UInt64(words[2]) else { return nil }
+            self = .acknowledged(opno: opno, time: time)
+        case ("G", 6):
+            guard let opno = number(1), let begin = UInt64(words[3]), let end = UInt64(words[4]),
+                let result = CacheStressRead.Result(word: words[5])
+            else { return nil }
+            self = .read(CacheStressRead(opno: opno, key: String(words[2]), begin: begin, end: end, result: result))
         case ("A", 2), ("X", 2), ("U", 2):
             guard let opno = number(1) else { return nil }
             self =
@@ -88,6 +110,12 @@ enum StressJournalEntry: Equatable, Sendable {
                 guard let value = Int64(words[3]) else { return nil }
                 self = .intent(opno: opno, .increment(newValue: value))
             case ("trim", 3): self = .intent(opno: opno, .trim)
+            case ("put", 5), ("rm", 5):
+                guard let begin = UInt64(words[4]) else { return nil }
+                let key = String(words[3])
+                self = .intent(
+                    opno: opno,
+                    words[2] == "put" ? .cachePut(key: key, begin: begin) : .cacheRemove(key: key, begin: begin))
             default: return nil
             }
         default:

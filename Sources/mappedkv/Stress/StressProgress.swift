@@ -1,7 +1,7 @@
 import Foundation
 
-/// Counts the acknowledged operations (`A` lines) in the children's journals while they grow,
-/// reading only what was appended since the last count.
+/// Counts the acknowledged operations (`A` lines, and the cache workload's `G` lines) in the
+/// children's journals while they grow, reading only what was appended since the last count.
 struct StressProgress {
     private let paths: [String]
     private var offsets: [UInt64]
@@ -35,7 +35,9 @@ struct StressProgress {
         else { return }
         let complete = data[data.startIndex...lastNewline]
         for line in complete.split(separator: UInt8(ascii: "\n"))
-        where line.starts(with: [UInt8(ascii: "A"), UInt8(ascii: " ")]) {
+        where line.starts(with: [UInt8(ascii: "A"), UInt8(ascii: " ")])
+            || line.starts(with: [UInt8(ascii: "G"), UInt8(ascii: " ")])
+        {
             counts[index] += 1
         }
         offsets[index] += UInt64(complete.count)

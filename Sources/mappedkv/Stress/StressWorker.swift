@@ -117,7 +117,7 @@ final class StressWorker {
         switch intent {
         case .set(_, let token): intended = token
         case .remove: intended = nil
-        case .increment, .trim: return try record(.unresolved(opno: opno))
+        case .increment, .trim, .cachePut, .cacheRemove: return try record(.unresolved(opno: opno))
         }
         guard let name = intent.ownKey, let key = StressKey(name: name), key.child == settings.child else {
             try violation("operation \(opno) in flight names a key that is not the child's own")

@@ -62,7 +62,7 @@ final class CacheStressWorker {
     /// The ID of a disk cache's manifest store in its directory (``DiskCache``'s own).
     static let manifestID = "manifest"
     /// The folders and files of a disk cache besides its manifest, which a new run removes.
-    static let cacheEntries = ["files", "tmp", "trash", "trim.lock", "manifest.lock"]
+    static let cacheEntries = ["files", "tmp", "trash", "trim.lock", "manifest.lock", "totals"]
 
     private let settings: Settings
     private let journal: StressJournalWriter

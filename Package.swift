@@ -99,6 +99,8 @@ let package = Package(
             name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO"]),
         .testTarget(
             name: "MappedKVCLITests",
-            dependencies: ["mappedkv", "MappedKV", "MappedKVCollections", "MappedKVFormat", "MappedKVCrypto"]),
+            dependencies: [
+                "mappedkv", "MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVFormat", "MappedKVCrypto",
+            ]),
     ]
 )

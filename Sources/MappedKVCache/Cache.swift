@@ -117,7 +117,7 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// Keeps `value` in memory until the disk entry's `expiry` (milliseconds since 1970 on the
     /// disk side's clock), or not at all if that has passed.
-    private func keep(_ value: Value, forKey key: String, cost: Int, expiry: UInt64?) {
+    func keep(_ value: Value, forKey key: String, cost: Int, expiry: UInt64?) {
         var timeToLive: Duration?
         if let expiry {
             let now = disk.configuration.clock.now()

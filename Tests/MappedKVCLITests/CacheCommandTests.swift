@@ -3,9 +3,10 @@ import Testing
 
 /// `mappedkv cache` subcommands, each run as a real process: put and get round-trip any bytes
 /// exactly (inline and in files, through arguments, --file, standard output and --out), a miss
-/// is `not found` and exit 1, rm removes, ls lists least recently used first, stats prints its
-/// five lines, trim and put apply the limits, and verify reports damage (exit 1) that --repair
-/// drops so that verify is clean again.
+/// is `not found` and exit 1, rm removes, ls lists least recently used first (keys escaped so that
+/// each entry is one line of three fields; --json exact), stats prints its five lines (or one JSON
+/// object), trim and put apply the limits, and verify reports damage (exit 1) that --repair drops
+/// so that verify is clean again.
 @Suite("cache commands")
 struct CacheCommandTests {
     /// A cache in a fresh directory with a small inline threshold, so small test values go to files.
@@ -90,6 +91,60 @@ struct CacheCommandTests {
             #expect(try cache.succeed("ls").stdout == "c\t3000\tfile\na\t4\tinline\nb\t2\tinline\n")
             #expect(try cache.get("missing") == nil)
             #expect(try cache.succeed("ls").stdout == "c\t3000\tfile\na\t4\tinline\nb\t2\tinline\n")
+        }
+    }
+
+    /// Keys with every character `ls` escapes, stored in this order.
+    static let awkwardKeys = ["tab\there", "line\nbreak", "carriage\rreturn", "back\\slash", "all\t\n\r\\\\n"]
+
+    @Test("ls escapes backslash, tab, newline and carriage return in keys: one line of three fields each")
+    func listEscapesKeys() throws {
+        try TemporaryDirectory.with { tmp in
+            let cache = Self.cache(in: tmp)
+            for key in Self.awkwardKeys { try cache.succeed("put", [key, "v"]) }
+            let expected = [
+                #"tab\there"#, #"line\nbreak"#, #"carriage\rreturn"#, #"back\\slash"#, #"all\t\n\r\\\\n"#,
+            ]
+            let lines = try cache.succeed("ls").stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines == expected.map { Substring($0 + "\t1\tinline") } + [""])
+            for key in Self.awkwardKeys { #expect(try cache.get(key) == Array("v".utf8), "\(key)") }
+        }
+    }
+
+    @Test("ls --json prints one array of the entries, least recently used first, with the keys as they are")
+    func listJSON() throws {
+        try TemporaryDirectory.with { tmp in
+            let cache = Self.cache(in: tmp)
+            try cache.succeed("put", ["--ttl", "3600", Self.awkwardKeys[0], "aaaa"])
+            try cache.put(Self.awkwardKeys[1], bytes: CacheValues.random(count: 3000, seed: 11), in: tmp)
+            let result = try cache.succeed("ls", ["--json"])
+            #expect(result.stdout.hasSuffix("]\n") && result.stdout.filter { $0 == "\n" }.count == 1, "\(result)")
+            let entries = try #require(
+                try JSONSerialization.jsonObject(with: result.stdoutData) as? [[String: Any]], "\(result)")
+            try #require(entries.count == 2, "\(result)")
+            #expect(entries.map { $0["key"] as? String } == Self.awkwardKeys.prefix(2).map { Optional($0) })
+            #expect(entries.map { $0["size"] as? Int } == [4, 3000])
+            #expect(entries.map { $0["storage"] as? String } == ["inline", "file"])
+            let now = Int(Date().timeIntervalSince1970 * 1000)
+            for entry in entries {
+                let lastAccess = try #require(entry["lastAccess"] as? Int, "\(entry)")
+                #expect(lastAccess > now - 600_000 && lastAccess <= now, "\(entry)")
+            }
+            let expiry = try #require(entries[0]["expiry"] as? Int, "\(entries[0])")
+            #expect(expiry > now && expiry <= now + 3_600_000, "\(entries[0])")
+            #expect(entries[1]["expiry"] is NSNull, "\(entries[1])")
+            #expect(try cache.succeed("ls", ["--json"]).stdout == result.stdout, "listing counts no access")
+        }
+    }
+
+    @Test("stats --json prints one object with the five counts")
+    func statsJSON() throws {
+        try TemporaryDirectory.with { tmp in
+            let cache = Self.cache(in: tmp)
+            try cache.succeed("put", ["a", "aaaa"])
+            try cache.put("b", bytes: CacheValues.random(count: 1000, seed: 4), in: tmp)
+            let result = try cache.succeed("stats", ["--json"])
+            #expect(result.stdout == #"{"bytes":1004,"count":2,"files":1,"inline":1,"orphans":0}"# + "\n", "\(result)")
         }
     }
 

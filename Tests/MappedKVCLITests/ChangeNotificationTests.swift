@@ -67,10 +67,11 @@ extension MultiProcessTests {
         return (log, task)
     }
 
-    /// Waits up to `deadline` for the process's watcher threads to number `expected`.
-    func watchersReach(_ expected: Int, upTo deadline: Duration = .seconds(2)) async -> Bool {
+    /// Waits up to `deadline` for the watcher threads of `store`'s files to number `expected`
+    /// (counted per store: other tests' watchers in this process do not disturb the count).
+    func watchersReach(_ expected: Int, of store: MappedKV, upTo deadline: Duration = .seconds(2)) async -> Bool {
         let end = ContinuousClock.now + deadline
-        while MappedKV.runningChangeWatchers != expected {
+        while store.changeWatcherThreads != expected {
             guard ContinuousClock.now < end else { return false }
             try? await Task.sleep(for: .milliseconds(1))
         }
@@ -161,34 +162,33 @@ extension MultiProcessTests {
     func endingSubscriptionsStopsTheWatcher() async throws {
         try await withTemporaryDirectory { tmp in
             let root = tmp.path("root")
-            #expect(await watchersReach(0), "no watcher left over from another test")
             let store = try open(root)
             try store.set("mine", forKey: "own")
-            #expect(MappedKV.runningChangeWatchers == 0, "an open store without subscribers has no watcher")
+            #expect(store.changeWatcherThreads == 0, "an open store without subscribers has no watcher")
 
             let cancelled = ChangeLog()
             let observation = store.observeExternalChanges(cancelled.record)
             var released: ExternalChangeObservation? = store.observeExternalChanges { _ in }
             let (streamed, task) = consume(store.externalChanges())
-            #expect(MappedKV.runningChangeWatchers == 1, "one watcher per store, however many subscribe")
+            #expect(store.changeWatcherThreads == 1, "one watcher per store, however many subscribe")
             _ = released
 
             observation.cancel()
             released = nil
-            #expect(MappedKV.runningChangeWatchers == 1, "the stream still subscribes")
+            #expect(store.changeWatcherThreads == 1, "the stream still subscribes")
             try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k1", "v1"])
             #expect(await streamed.wait(upTo: Self.streamDeadline) { $0.changes.count == 1 })
 
             task.cancel()
             #expect(await streamed.wait(upTo: Self.streamDeadline) { $0.ended })
-            #expect(await watchersReach(0), "the last subscription's end stops the watcher")
+            #expect(await watchersReach(0, of: store), "the last subscription's end stops the watcher")
 
             // A stream dropped without being consumed ends its subscription too.
             var dropped: AsyncStream<ExternalChange>? = store.externalChanges()
-            #expect(MappedKV.runningChangeWatchers == 1)
+            #expect(store.changeWatcherThreads == 1)
             _ = dropped
             dropped = nil
-            #expect(await watchersReach(0))
+            #expect(await watchersReach(0, of: store))
 
             try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k2", "v2"])
             #expect(try store.checkForChanges(), "the change is there to be noticed")
@@ -201,7 +201,6 @@ extension MultiProcessTests {
     func closingTheHandleEndsSubscriptions() async throws {
         try await withTemporaryDirectory { tmp in
             let root = tmp.path("root")
-            #expect(await watchersReach(0))
             let keeper = try open(root)
             let store = try open(root)
             let (streamed, task) = consume(store.externalChanges())
@@ -213,11 +212,11 @@ extension MultiProcessTests {
             #expect(
                 await streamed.wait(upTo: Self.streamDeadline) { $0.ended },
                 "the stream finishes when its handle closes")
-            #expect(MappedKV.runningChangeWatchers == 1, "the other handle's subscription still watches")
+            #expect(store.changeWatcherThreads == 1, "the other handle's subscription still watches")
             try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k", "v"])
             #expect(await log.wait { $0.changes.count == 1 })
             observation.cancel()
-            #expect(await watchersReach(0))
+            #expect(await watchersReach(0, of: store))
         }
     }
 
@@ -247,11 +246,10 @@ extension MultiProcessTests {
     @Test("a subscription on a single-process store starts no watcher and hears nothing")
     func singleProcessSubscription() async throws {
         try await withTemporaryDirectory { tmp in
-            #expect(await watchersReach(0))
             let store = try open(tmp.path("root"), multiProcess: false)
             let log = ChangeLog()
             let observation = store.observeExternalChanges(log.record)
-            #expect(MappedKV.runningChangeWatchers == 0)
+            #expect(store.changeWatcherThreads == 0)
             try store.set("v", forKey: "k")
             #expect(try store.checkForChanges() == false)
             observation.cancel()

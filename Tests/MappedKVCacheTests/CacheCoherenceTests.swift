@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import MappedKVCache
 import Synchronization
@@ -118,5 +119,49 @@ import Testing
                 #"willRemove key "b" (both, thisProcess)"#, #"didRemove key "b" (both, thisProcess)"#,
                 "willRemoveAll all keys (both, thisProcess)", "didRemoveAll all keys (both, thisProcess)",
             ])
+    }
+}
+
+/// The batched calls of `Cache` and the disk side's trims as events.
+@Suite struct CacheBatchTests {
+    @Test func batchedReadsAndRemovalsReachBothSides() throws {
+        let dir = CacheTestDirectory("cache-batch")
+        let cache = try Cache<[UInt8]>(directory: dir.path)
+        let other = try Cache<[UInt8]>(directory: dir.path)
+        for index in 0..<6 { try cache.set([UInt8(index)], forKey: "k\(index)") }
+        try cache.set([UInt8](repeating: 1, count: 500), forKey: "big")
+        // From memory here, from disk (then kept) in the other cache.
+        #expect(try cache.values(forKeys: ["k1", "k2", "absent"]) == ["k1": [1], "k2": [2]])
+        #expect(try other.values(forKeys: ["k1", "k2", "k1"]) == ["k1": [1], "k2": [2]])
+        #expect(other.memory.contains("k1") && other.memory.contains("k2"))
+        try cache.removeValues(forKeys: ["k1", "k3"])
+        #expect(try other.values(forKeys: ["k1", "k2", "k3"]) == ["k2": [2]])
+        #expect(!cache.memory.contains("k1"))
+        #expect(try other.value(forKey: "big")?.count == 500)
+        let report = try cache.removeValues(largerThan: 100)
+        #expect(report.removedEntries == 1 && report.removedBytes == 500)
+        #expect(try other.value(forKey: "big") == nil)
+        #expect(try cache.value(forKey: "big") == nil)
+    }
+
+    @Test func aTrimOfThisProcessIsToldAsDiskEvictions() throws {
+        let dir = CacheTestDirectory("cache-trim-events")
+        let cache = try Cache<[UInt8]>(
+            directory: dir.path, diskConfiguration: DiskCacheConfiguration(trimInterval: nil))
+        for index in 0..<3 { try cache.set([UInt8(index)], forKey: "k\(index)") }
+        let heard = Mutex<[CacheEvent]>([])
+        let done = DispatchSemaphore(value: 0)
+        let observation = cache.observeEvents { event in
+            heard.withLock { $0.append(event) }
+            if event.key == "k1" { done.signal() }
+        }
+        defer { observation.cancel() }
+        try cache.disk.trim(toCount: 1)  // k0 and k1 go, least recently used first
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(
+            heard.withLock { $0 } == [
+                CacheEvent(.didEvict, key: "k0", tier: .disk), CacheEvent(.didEvict, key: "k1", tier: .disk),
+            ])
+        #expect(!cache.memory.contains("k0") && cache.memory.contains("k2"))
     }
 }

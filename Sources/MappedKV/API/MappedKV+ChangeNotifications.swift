@@ -60,6 +60,10 @@ extension MappedKV {
     /// stopped one counts until its thread exits, within 10 ms). For tests.
     package static var runningChangeWatchers: Int { ChangeWatcher.running.load(ordering: .relaxed) }
 
+    /// The change watcher threads of this handle's store that are running (a stopped one counts
+    /// until its thread exits). For tests, which other tests' watchers in the process do not disturb.
+    package var changeWatcherThreads: Int { shared.watcherThreads.load(ordering: .relaxed) }
+
     private func subscribe(
         _ deliver: @escaping @Sendable (ExternalChange) -> Void, end: (@Sendable () -> Void)?
     ) -> ExternalChangeObservation {

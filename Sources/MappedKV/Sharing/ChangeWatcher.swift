@@ -31,6 +31,7 @@ final class ChangeWatcher: Sendable {
     static func start(for store: SharedStore) -> ChangeWatcher? {
         let watcher = ChangeWatcher(store: store)
         running.add(1, ordering: .relaxed)
+        store.watcherThreads.add(1, ordering: .relaxed)
         let context = Unmanaged.passRetained(watcher).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(
@@ -43,6 +44,7 @@ final class ChangeWatcher: Sendable {
         guard result == 0 else {
             Unmanaged<ChangeWatcher>.fromOpaque(context).release()
             running.subtract(1, ordering: .relaxed)
+            store.watcherThreads.subtract(1, ordering: .relaxed)
             store.logger.error(
                 "could not start the change watcher; changes are noticed on the next access",
                 metadata: ["error": "\(String(cString: strerror(result)))"])
@@ -56,7 +58,10 @@ final class ChangeWatcher: Sendable {
     func stop() { stopped.store(true, ordering: .releasing) }
 
     private func run() {
-        defer { Self.running.subtract(1, ordering: .relaxed) }
+        defer {
+            store.watcherThreads.subtract(1, ordering: .relaxed)
+            Self.running.subtract(1, ordering: .relaxed)
+        }
         var skipped: MetaStamp?
         while !stopped.load(ordering: .acquiring) {
             var pause = Self.interval

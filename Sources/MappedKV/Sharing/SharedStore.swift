@@ -24,6 +24,8 @@ final class SharedStore: Sendable {
     private let subscriptions = Mutex<Subscriptions>(Subscriptions())
     /// Raised while one thread hands out changes, so that they go out in order, one at a time.
     private let delivering = Atomic<Bool>(false)
+    /// The watcher threads of this store that are running (a stopped one until its thread exits).
+    let watcherThreads = Atomic<Int>(0)
     /// The store's logger.
     let logger: Logger
     /// The exclusive section a thread may hold on the store (Sharing/ExclusiveSection.swift).

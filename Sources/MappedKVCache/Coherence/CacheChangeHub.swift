@@ -16,6 +16,8 @@ enum CacheKeyChange: Sendable, Equatable {
     case keys([String])
     /// Every entry may have changed (a `removeAll`).
     case all
+    /// A trim of this process removed these entries: to keep a limit, or because they expired.
+    case trimmed(evicted: [String], expired: [String])
 }
 
 /// The process-wide registry of listeners, by cache directory.

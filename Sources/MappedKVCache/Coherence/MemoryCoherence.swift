@@ -37,11 +37,17 @@ struct MemoryCoherence<Value: Sendable>: Sendable {
         observers.tellLater(events)
     }
 
-    /// Another cache of this process on the directory (or the disk side itself) wrote.
+    /// Another cache of this process on the directory (or the disk side itself) wrote, or a trim
+    /// of this process removed entries (told to observers as disk evictions and expiries).
     func apply(_ change: CacheKeyChange) {
         switch change {
         case .keys(let keys): drop(keys)
         case .all: dropAll()
+        case .trimmed(let evicted, let expired):
+            drop(evicted + expired)
+            observers.tellLater(
+                evicted.map { CacheEvent(.didEvict, key: $0, tier: .disk) }
+                    + expired.map { CacheEvent(.didExpire, key: $0, tier: .disk) })
         }
     }
 

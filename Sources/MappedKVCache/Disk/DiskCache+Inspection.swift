@@ -19,7 +19,7 @@ public struct DiskCacheStatistics: Sendable, Equatable {
     public var orphanCount = 0
 }
 
-/// One line of ``DiskCache/entries()``.
+/// One line of ``DiskCache/entries()`` and ``DiskCache/forEachEntry(includingValues:_:)``.
 public struct DiskCacheEntryInfo: Sendable, Equatable {
     /// The key.
     public var key: String
@@ -31,6 +31,9 @@ public struct DiskCacheEntryInfo: Sendable, Equatable {
     public var lastAccess: UInt64
     /// When the entry expires, or nil.
     public var expiry: UInt64?
+    /// The value's bytes, checked against the record, when the listing was asked for them
+    /// (``DiskCache/forEachEntry(includingValues:_:)``); nil otherwise.
+    public var value: [UInt8]?
 }
 
 extension DiskCache {
@@ -62,9 +65,7 @@ extension DiskCache {
         let now = configuration.clock.now()
         return try snapshot().entries.compactMap { entry in
             guard let record = entry.record, !record.isExpired(at: now) else { return nil }
-            return DiskCacheEntryInfo(
-                key: entry.key, size: record.size, isInline: record.fileName == nil, lastAccess: entry.lastAccess,
-                expiry: record.expiry)
+            return DiskCacheEntryInfo(entry, record: record)
         }
     }
 

@@ -83,13 +83,15 @@ extension DiskCache {
         try flushAccessTimes()
         let now = configuration.clock.now()
         let files = self.files
-        let (report, doomed) = try exclusively { transaction -> (DiskCacheTrimReport, [String]) in
+        let (report, doomed, removed) = try exclusively {
+            transaction -> (DiskCacheTrimReport, [String], (evicted: [String], expired: [String])) in
             var report = DiskCacheTrimReport()
             var doomed: [String] = []
             let snapshot = try Self.snapshot(transaction, pending: [:])
             // Every removal of the trim goes into one batch, committed below as one append: the
             // decisions rest on the snapshot, which the removals do not change.
             var removals = snapshot.danglingAccessKeys.map(Self.accessKey)
+            var removed: (evicted: [String], expired: [String]) = ([], [])
             var kept: [CacheSnapshotEntry] = []
             var bytes = 0
             func remove(_ entry: CacheSnapshotEntry) {
@@ -104,8 +106,14 @@ extension DiskCache {
                     report.damagedEntries += 1
                     continue
                 }
-                if record.isExpired(at: now) || oldest.map({ entry.lastAccess < $0 }) == true {
+                if record.isExpired(at: now) {
                     remove(entry)
+                    removed.expired.append(entry.key)
+                    report.removedEntries += 1
+                    report.removedBytes += record.size
+                } else if oldest.map({ entry.lastAccess < $0 }) == true {
+                    remove(entry)
+                    removed.evicted.append(entry.key)
                     report.removedEntries += 1
                     report.removedBytes += record.size
                 } else {
@@ -123,6 +131,7 @@ extension DiskCache {
                 let entry = kept[first]
                 let size = entry.record?.size ?? 0
                 remove(entry)
+                removed.evicted.append(entry.key)
                 report.removedEntries += 1
                 report.removedBytes += size
                 bytes -= size
@@ -138,9 +147,12 @@ extension DiskCache {
                 doomed.append(name)
                 report.orphansRemoved += 1
             }
-            return (report, doomed)
+            return (report, doomed, removed)
         }
         for name in doomed { files.remove(name) }
+        if !removed.evicted.isEmpty || !removed.expired.isEmpty {
+            CacheChangeHub.post(.trimmed(evicted: removed.evicted, expired: removed.expired), in: hubDirectory)
+        }
         var final = report
         for path in files.staleTemporaryFiles() {
             do { try FileDescriptor.remove(path) } catch { CacheFiles.deleteTree(path) }

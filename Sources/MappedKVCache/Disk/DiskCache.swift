@@ -54,7 +54,8 @@ public final class DiskCache: Sendable {
     /// Opens the cache in `directory`, creating it if needed.
     ///
     /// - Throws: ``CacheError/store(_:)`` when the manifest cannot be opened: for example an
-    ///   encrypted cache opened with the wrong key, or none (nothing is changed on disk).
+    ///   encrypted cache opened with the wrong key, or none (nothing is changed on disk), or a
+    ///   damaged manifest, unless ``DiskCacheConfiguration/onDamagedManifest`` moves it aside.
     public init(
         directory: String, configuration: DiskCacheConfiguration = DiskCacheConfiguration(), logger: Logger? = nil
     ) throws(CacheError) {
@@ -71,11 +72,7 @@ public final class DiskCache: Sendable {
         try files.createDirectories()
         self.hubDirectory = CacheChangeHub.canonical(directory)
         self.totals = CacheTotals(directory: directory)
-        let storeConfiguration = Configuration(
-            isMultiProcess: true, cryptKey: configuration.cryptKey, processLock: configuration.processLock)
-        self.manifest = try manifestCall { () throws(MappedKVError) in
-            try MappedKV(id: Self.manifestID, directory: directory, configuration: storeConfiguration, logger: logger)
-        }
+        self.manifest = try Self.openManifest(in: directory, configuration: configuration, logger: logger)
         self.accessTimes = Mutex(AccessTimeLog(lastFlush: configuration.clock.now()))
         self.accessTimeFlushMilliseconds = configuration.accessTimeFlushInterval.cacheMilliseconds
         if let interval = configuration.trimInterval { startBackgroundTrim(every: interval) }

@@ -81,6 +81,10 @@ public struct DiskCacheConfiguration: Sendable {
     /// process shares. Every process that uses one directory must open it with the same lock
     /// (an open with the other fails with `MappedKVError.modeConflict`).
     public var processLock: ProcessLock
+    /// What opening does when the manifest is damaged: refuse (the default: throw and change
+    /// nothing), or move it aside with the value files and start empty (see
+    /// ``DiskCacheDamagedManifestPolicy``).
+    public var onDamagedManifest: DiskCacheDamagedManifestPolicy = .refuse
 
     /// Creates a configuration: no limits, 20 KiB inline threshold, plain, a periodic trim every 60 s.
     public init(

@@ -1,14 +1,49 @@
-// Read-only views of `MemoryCache` for tests and diagnostics.
+// Read-only views of `MemoryCache`: the public listing, and helpers for tests and diagnostics.
 //
-// Invariant: nothing here changes the cache: no recency order, counter or entry moves.
+// Invariant: nothing here changes the cache: no recency order, counter, clock reading or entry moves.
 
 extension MemoryCache {
-    /// The keys, least recently used first (the next to be evicted first). O(n).
+    /// An entry as ``entries(order:)`` lists it.
+    public typealias Entry = MemoryCacheEntry<Key, Value>
+
+    /// The live entries, least recently used first by default, with their costs and the time each
+    /// has left to live. O(n), under the cache's lock.
+    ///
+    /// Listing is not reading: it changes neither the recency order nor the statistics, and
+    /// evicts nothing. Entries that have expired or aged out but have not been evicted yet are
+    /// left out (so there may be fewer entries than ``count``), as a read would miss them.
+    ///
+    /// ```swift
+    /// for entry in cache.entries(order: .mostRecentFirst) { print(entry.key, entry.cost) }
+    /// ```
+    ///
+    /// - Parameter order: ``MemoryCacheEntryOrder/leastRecentFirst`` (the eviction order) or
+    ///   ``MemoryCacheEntryOrder/mostRecentFirst``.
+    /// - Returns: A copy of each live entry, in `order`.
+    public func entries(order: MemoryCacheEntryOrder = .leastRecentFirst) -> [Entry] {
+        let reading = clock.nanoseconds
+        return lockedState.withLock { state in
+            // The time `monotonic` would give, without recording the reading.
+            let now = max(reading, state.latestTime)
+            var indices = state.list.indicesLeastRecentFirst
+            if order == .mostRecentFirst { indices.reverse() }
+            return indices.compactMap { index -> Entry? in
+                guard state.deadReason(index, now: now) == nil else { return nil }
+                let expiry = state.list.expiry(at: index)
+                return Entry(
+                    key: state.list.key(at: index), value: state.list.value(at: index),
+                    cost: state.list.cost(at: index),
+                    timeToLive: expiry == .max ? nil : .nanoseconds(expiry - now))
+            }
+        }
+    }
+
+    /// The keys, least recently used first (the next to be evicted first), dead entries included. O(n).
     var keysLeastRecentlyUsedFirst: [Key] {
         lockedState.withLock { $0.keysLeastRecentFirst }
     }
 
-    /// The entries with their costs, least recently used first. O(n).
+    /// The entries with their costs, least recently used first, dead entries included. O(n).
     var entriesLeastRecentlyUsedFirst: [(key: Key, value: Value, cost: Int)] {
         lockedState.withLock { state in
             state.list.indicesLeastRecentFirst.map { index in

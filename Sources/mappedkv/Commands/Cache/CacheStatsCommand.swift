@@ -8,19 +8,26 @@ struct CacheStatsCommand: ParsableCommand {
         discussion: """
             count: entries (expired ones not yet trimmed included); bytes: their value bytes; \
             inline and files: how many values are inside the manifest or in their own file; \
-            orphans: files and folders no entry accounts for, which trim deletes.
+            orphans: files and folders no entry accounts for, which trim deletes. With --json: one \
+            JSON object with the same five names.
             """)
 
     @OptionGroup var cache: CacheOptions
+    @Flag(name: .long, help: "Print one JSON object.")
+    var json = false
 
     func run() throws {
         let opened = try cache.open()
         defer { opened.close() }
         let statistics = try reportingCacheErrors { try opened.statistics() }
-        print("count \(statistics.count)")
-        print("bytes \(statistics.bytes)")
-        print("inline \(statistics.inlineCount)")
-        print("files \(statistics.fileCount)")
-        print("orphans \(statistics.orphanCount)")
+        let counts = [
+            ("count", statistics.count), ("bytes", statistics.bytes), ("inline", statistics.inlineCount),
+            ("files", statistics.fileCount), ("orphans", statistics.orphanCount),
+        ]
+        if json {
+            try JSONOutput.print(Dictionary(uniqueKeysWithValues: counts))
+        } else {
+            for (name, value) in counts { print("\(name) \(value)") }
+        }
     }
 }

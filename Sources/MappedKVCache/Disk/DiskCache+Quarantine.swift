@@ -21,7 +21,7 @@ public enum DiskCacheDamagedManifestPolicy: Sendable, Hashable {
     /// Damage here is a manifest whose `.crc` meta file is missing, empty, zeroed or unreadable,
     /// or whose data file is missing while the meta records data. Records that do not decode
     /// although the CRC matches are what a wrong key, or a missing one, looks like, so they, and
-    /// ``MappedKVError/wrongCryptKey(id:reason:)``, are still refused: a key mistake never moves a
+    /// `MappedKVError.wrongCryptKey`, are still refused: a key mistake never moves a
     /// cache aside. (Damage the CRC catches is recovered by the store itself, as without this
     /// option.) Nothing is moved while another process has the manifest open; the open then
     /// throws, as with ``refuse``. (That is told by the lock every open holds on the meta file, so

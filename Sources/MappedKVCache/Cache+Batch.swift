@@ -22,13 +22,7 @@ extension Cache {
         let hits = try disk.lookUp(missing)
         for (key, counter) in zip(missing, before) {
             guard let hit = hits[key] else { continue }
-            let value: Value
-            do {
-                value = try serializer.decode(hit.value)
-            } catch {
-                try disk.removeValue(forKey: key)
-                throw error
-            }
+            let value = try decodeOrRemove(hit.value, forKey: key)
             found[key] = value
             keep(value, forKey: key, cost: hit.value.count, expiry: hit.expiry)
             if invalidations.value(for: key) != counter { memory.removeValue(forKey: key) }

@@ -103,16 +103,21 @@ public final class Cache<Value: Sendable>: Sendable {
     func valueFromDisk(forKey key: String) throws -> Value? {
         let before = invalidations.value(for: key)
         guard let found = try disk.lookUp(key, withExtendedData: false) else { return nil }
-        let value: Value
+        let value = try decodeOrRemove(found.value, forKey: key)
+        keep(value, forKey: key, cost: found.value.count, expiry: found.expiry)
+        if invalidations.value(for: key) != before { memory.removeValue(forKey: key) }
+        return value
+    }
+
+    /// `bytes` decoded as a `Value`; bytes that do not decode are removed from the cache and
+    /// the serializer's error is thrown.
+    func decodeOrRemove(_ bytes: [UInt8], forKey key: String) throws -> Value {
         do {
-            value = try serializer.decode(found.value)
+            return try serializer.decode(bytes)
         } catch {
             try disk.removeValue(forKey: key)
             throw error
         }
-        keep(value, forKey: key, cost: found.value.count, expiry: found.expiry)
-        if invalidations.value(for: key) != before { memory.removeValue(forKey: key) }
-        return value
     }
 
     /// Keeps `value` in memory until the disk entry's `expiry` (milliseconds since 1970 on the
@@ -186,7 +191,7 @@ public final class Cache<Value: Sendable>: Sendable {
     public func entry(forKey key: String) throws -> CacheEntry<Value>? {
         let before = invalidations.value(for: key)
         guard let found = try disk.lookUp(key, withExtendedData: true) else { return nil }
-        let value = try serializer.decode(found.value)
+        let value = try decodeOrRemove(found.value, forKey: key)
         keep(value, forKey: key, cost: found.value.count, expiry: found.expiry)
         if invalidations.value(for: key) != before { memory.removeValue(forKey: key) }
         return CacheEntry(

@@ -18,17 +18,6 @@ import Testing
                 limits: limits, inlineThreshold: 1_024, trimInterval: nil, clock: clock.cacheClock))
     }
 
-    /// Polls `condition` until it holds or `seconds` pass (the background trim has no completion
-    /// to wait on from outside).
-    func eventually(within seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return try condition()
-    }
-
     @Test func aByteLimitHoldsWithoutATrimCall() async throws {
         let dir = CacheTestDirectory("auto-trim-bytes")
         let clock = ManualClock()
@@ -85,7 +74,7 @@ import Testing
         let dir = CacheTestDirectory("auto-trim-totals")
         let cache = try open(dir, limits: DiskCacheLimits())
         defer { cache.close() }
-        var random = SplitMix(seed: seed)
+        var random = DiskTestRandom(seed: seed)
         for step in 0..<300 {
             let key = "k\(random.next() % 20)"
             switch random.next() % 100 {
@@ -115,18 +104,5 @@ import Testing
         let reopened = try open(dir, limits: DiskCacheLimits(count: 4))
         defer { reopened.close() }
         #expect(try reopened.currentCounts() == CacheCounts(count: 7, bytes: 70))
-    }
-}
-
-/// A small reproducible generator for the model tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -137,15 +137,6 @@ import Testing
     }
 
     /// Polls `condition` until it holds or `seconds` pass; returns whether it held.
-    func eventually(within seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try condition()
-    }
-
     @Test func theBackgroundTrimAppliesTheLimitsAndStopsWhenClosed() async throws {
         let dir = CacheTestDirectory("limits")
         let clock = ManualClock()

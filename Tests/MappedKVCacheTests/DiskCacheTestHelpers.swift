@@ -104,3 +104,14 @@ extension CacheError {
         return false
     }
 }
+
+/// Polls `condition` until it holds or `seconds` pass: for what a background task does, which
+/// has no completion to wait on from outside. The final answer is the condition's.
+func eventually(within seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return try condition()
+}

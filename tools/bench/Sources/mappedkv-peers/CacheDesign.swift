@@ -64,7 +64,7 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
                 + "at the count limit N, nothing else; disk rows: MappedKV `Configuration(isMultiProcess: true, "
                 + "processLock: \(DiskCacheDefaultLock.processLock.name))`, the lock of DiskCache's manifest "
                 + "(`DiskCacheConfiguration().processLock`), `set(_:forKey:)` and `bytes(forKey:)` of the same 100-byte "
-                + "values under the same keys; crc32_1mib: MappedKVFormat's `CRC32.update` over each 1 MiB value in memory"
+                + "values under the same keys; crc32_1mib: MappedKVFormat's `CRC32.update` over a 1 MiB value in memory, in the processor's cache"
         case .mappedkvFlock:
             "the baseline's disk rows with `processLock: .flock` (MappedKV's default, MMKV's protocol), for information"
         }

@@ -29,7 +29,8 @@ enum CacheWorkload: String, CaseIterable {
     case largeSet = "large_set"
     /// Gets of those values after a reopen (checked).
     case largeGet = "large_get"
-    /// The CRC-32 of each 1 MiB value in memory (`CRC32.update`): what a checked get adds to a read.
+    /// The CRC-32 of a 1 MiB value in the processor's cache (`CRC32.update`): what a checked get
+    /// adds to a read.
     case crc32 = "crc32_1mib"
     /// A trim of a reopened cache of 50,000 100-byte entries down to half, the least recently used first.
     case trim

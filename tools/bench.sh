@@ -5,8 +5,9 @@
 #
 #   tools/bench.sh --n 100000 --runs 5 --svg peers.svg     # the peer comparison
 #   tools/bench.sh --scaling --svg scaling.svg              # MappedKV at N = 10^4, 10^5, 10^6
-#   tools/bench.sh --cache --runs 5 --svg cache.svg         # DiskCache and MemoryCache against SQLite + files,
-#                                                           # file per entry and plain files
+#   tools/bench.sh --cache --runs 5 --svg cache.svg         # DiskCache, MemoryCache and Cache against SQLite +
+#                                                           # files, file per entry, plain files and the
+#                                                           # baselines of their targets
 #   tools/bench.sh --help
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -7,7 +7,8 @@ enum CacheChart {
         let n = Format.grouped(Double(results.sizes.n))
         let notes =
             [
-                "memory_*: MemoryCache at its count limit of \(n) entries (each set evicts one; gets all hit). disk_*: "
+                "memory_*: MemoryCache (baseline: a dictionary behind a mutex) at its count limit of \(n) entries (each "
+                    + "set evicts one; gets all hit); cache_memory_*: the same gets through Cache. disk_*: "
                     + "\(n) 100-byte values; disk_get right after a reopen (disk_open), so nothing is in the process's memory.",
                 "large_*: \(results.sizes.largeValues) values of 1 MiB, per value; the plain file writes and reads one file "
                     + "per value (the floor). trim: \(Format.grouped(Double(results.sizes.trimEntries))) entries to "
@@ -19,7 +20,8 @@ enum CacheChart {
                     + "statistics bars cover fewer entries."
             }
         let noteLines = notes.flatMap { Format.wrap($0, width: 165) }
-        let width = 1100.0
+        // Wide enough for every group's label and bars (18 workloads and 6 designs in a full run).
+        let width = max(1100, 110 + Double(workloads.count) * max(150, 16 * Double(designs.count)))
         let plotLeft = 90.0
         let plotRight = width - 20
         let plotTop = 150.0
@@ -28,7 +30,7 @@ enum CacheChart {
         var svg = SVG(width: width, height: height)
 
         svg.text(
-            "MappedKVCache vs SQLite + files, file per entry and a plain file: time (log scale, lower is better)",
+            "MappedKVCache vs SQLite + files, file per entry, a plain file and its baselines: time (log scale, lower is better)",
             x: width / 2, y: 28, size: 17, anchor: .middle, bold: true)
         svg.text(
             "N = \(n) keys, median of \(results.runs) round\(results.runs == 1 ? "" : "s"); \(machine.summary)",

@@ -6,6 +6,11 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
     case sqliteFiles = "sqlite-files"
     case filePerEntry = "file-per-entry"
     case plainFile = "plain-file"
+    /// The floors the targets divide by: a `Mutex`-guarded dictionary for the memory rows, a
+    /// multi-process MappedKV store with DiskCache's lock for the disk rows, the CRC-32 alone.
+    case baseline
+    /// The disk rows' MappedKV store with `flock`, for information.
+    case mappedkvFlock = "mappedkv-flock"
 
     var displayName: String {
         switch self {
@@ -13,6 +18,8 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
         case .sqliteFiles: "SQLite + files"
         case .filePerEntry: "file per entry"
         case .plainFile: "plain file"
+        case .baseline: "baseline"
+        case .mappedkvFlock: "MappedKV flock"
         }
     }
 
@@ -23,6 +30,8 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
         case .sqliteFiles: "#8e44ad"
         case .filePerEntry: "#e07b00"
         case .plainFile: "#6c757d"
+        case .baseline: "#2a9d3f"
+        case .mappedkvFlock: "#8fd19e"
         }
     }
 
@@ -50,6 +59,14 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
         case .plainFile:
             "the floor of the 1 MiB workload: one file per value, written to a temporary name and renamed, read whole "
                 + "(open, fstat, read, close), with the same calls as the file-based designs"
+        case .baseline:
+            "memory rows: `Mutex<[String: [UInt8]]>` (Synchronization) with a FIFO ring of keys evicting the oldest "
+                + "at the count limit N, nothing else; disk rows: MappedKV `Configuration(isMultiProcess: true, "
+                + "processLock: \(DiskCacheDefaultLock.processLock.name))`, the lock of DiskCache's manifest "
+                + "(`DiskCacheConfiguration().processLock`), `set(_:forKey:)` and `bytes(forKey:)` of the same 100-byte "
+                + "values under the same keys; crc32_1mib: MappedKVFormat's `CRC32.update` over a 1 MiB value in memory, in the processor's cache"
+        case .mappedkvFlock:
+            "the baseline's disk rows with `processLock: .flock` (MappedKV's default, MMKV's protocol), for information"
         }
     }
 
@@ -61,7 +78,8 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
         var results: CacheFigures = [:]
         switch self {
         case .mappedkv:
-            results = try MappedKVCacheWorkloads.runMemory(data: data, entries: sizes.n)
+            results = try MemoryWorkloads.run(MappedKVMemoryCache.self, data: data, entries: sizes.n)
+            results.merge(try TieredCacheWorkloads.run(data: data, entries: sizes.n, directory: directory)) { $1 }
             results.merge(
                 try CacheWorkloads.runDisk(
                     MappedKVDiskCache.self, data: data, n: n, trimEntries: trim, directory: directory)
@@ -77,6 +95,16 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
             results.merge(try CacheWorkloads.runLarge(FilePerEntryCache.self, data: data, directory: directory)) { $1 }
         case .plainFile:
             results = try CacheWorkloads.runLarge(PlainFileStore.self, data: data, directory: directory)
+        case .baseline:
+            results = try MemoryWorkloads.run(FIFODictionaryCache.self, data: data, entries: sizes.n)
+            results.merge(
+                try CacheWorkloads.runStore(
+                    MappedKVBytesStore<DiskCacheDefaultLock>.self, data: data, n: n, directory: directory)
+            ) { $1 }
+            results[.crc32] = try BaselineWorkloads.crc32(data: data)
+        case .mappedkvFlock:
+            results = try CacheWorkloads.runStore(
+                MappedKVBytesStore<FlockLock>.self, data: data, n: n, directory: directory)
         }
         return results
     }

@@ -3,18 +3,35 @@ enum CacheWorkload: String, CaseIterable {
     /// N sets of new keys into a MemoryCache already holding N entries at its count limit N, so every
     /// set evicts one.
     case memorySet = "memory_set"
+    /// N sets of the same new keys in a random order fixed by a seed, into a second cache filled
+    /// the same way.
+    case memorySetRandom = "memory_set_random"
     /// N gets of the keys just set (every one a hit; checked).
     case memoryGet = "memory_get"
+    /// N more gets of those keys in a random order fixed by a seed (checked).
+    case memoryGetRandom = "memory_get_random"
+    /// `memory_get` through `Cache<[UInt8]>.value(forKey:)` on a cache whose memory side went
+    /// through the same sets: every get a memory hit (checked against its statistics).
+    case cacheMemoryGet = "cache_memory_get"
+    /// `memory_get_random` through `Cache<[UInt8]>.value(forKey:)`.
+    case cacheMemoryGetRandom = "cache_memory_get_random"
     /// N sets of 100-byte values under new keys into an empty disk cache.
     case diskSet = "disk_set"
+    /// N sets of the same values and keys in a random order fixed by a seed, into another empty cache.
+    case diskSetRandom = "disk_set_random"
     /// Close and reopen of the disk cache holding those N entries (whatever it loads at open).
     case diskOpen = "disk_open"
     /// N gets of those entries right after the reopen, so none is in the process's memory (checked).
     case diskGet = "disk_get"
+    /// N gets of those entries in a random order fixed by a seed, right after another reopen (checked).
+    case diskGetRandom = "disk_get_random"
     /// Sets of 1 MiB values under new keys.
     case largeSet = "large_set"
     /// Gets of those values after a reopen (checked).
     case largeGet = "large_get"
+    /// The CRC-32 of a 1 MiB value in the processor's cache (`CRC32.update`): what a checked get
+    /// adds to a read.
+    case crc32 = "crc32_1mib"
     /// A trim of a reopened cache of 50,000 100-byte entries down to half, the least recently used first.
     case trim
     /// The count and total size of the N entries of `disk_get`'s cache.
@@ -35,32 +52,39 @@ enum CacheWorkload: String, CaseIterable {
 
     var unit: Unit {
         switch self {
-        case .memorySet, .memoryGet, .diskSet, .diskGet: .nanoseconds
-        case .largeSet, .largeGet: .microseconds
+        case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom,
+            .diskSet, .diskSetRandom, .diskGet, .diskGetRandom:
+            .nanoseconds
+        case .largeSet, .largeGet, .crc32: .microseconds
         case .diskOpen, .trim, .statistics: .milliseconds
         }
     }
 
     /// The row's heading in the tables, with its unit.
     var label: String {
-        switch self {
-        case .memorySet, .memoryGet, .diskSet, .diskGet: "\(rawValue) (ns/op)"
-        case .largeSet, .largeGet: "\(rawValue) (µs per 1 MiB value)"
-        case .diskOpen, .trim, .statistics: "\(rawValue) (ms)"
+        switch unit {
+        case .nanoseconds: "\(rawValue) (ns/op)"
+        case .microseconds: "\(rawValue) (µs per 1 MiB value)"
+        case .milliseconds: "\(rawValue) (ms)"
         }
     }
 
     /// The chart's second line under the group, if the figure is not per operation.
     var chartNote: String? {
-        switch self {
-        case .memorySet, .memoryGet, .diskSet, .diskGet: nil
-        case .largeSet, .largeGet: "(per 1 MiB value)"
-        case .diskOpen, .trim, .statistics: "(per call)"
+        switch unit {
+        case .nanoseconds: nil
+        case .microseconds: "(per 1 MiB value)"
+        case .milliseconds: "(per call)"
         }
     }
 
-    /// Whether the row is MemoryCache's (the other rows are the disk caches').
-    var isMemory: Bool { self == .memorySet || self == .memoryGet }
+    /// Whether the row is a memory cache's (the other rows are the disk caches' and the CRC's).
+    var isMemory: Bool {
+        switch self {
+        case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom: true
+        default: false
+        }
+    }
 
     /// A figure in the row's unit: "1,234" ns, "345" µs (one decimal under 10), "12.34" ms.
     func format(_ nanoseconds: Double) -> String {

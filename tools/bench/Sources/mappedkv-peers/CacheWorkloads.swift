@@ -10,10 +10,10 @@ typealias CacheFigures = [CacheWorkload: Double]
 /// Before every timed phase an untimed `sync()` writes back the dirty pages of what came before
 /// (the previous phase, or the previous design), so no phase pays for another's writeback.
 enum CacheWorkloads {
-    /// The disk workloads on 100-byte values, in `directory` (subdirectories `small` and `trim`):
-    /// `disk_set`, `disk_open`, `disk_get` and `statistics` over the first `n` keys, then `trim` of a
-    /// separate cache of `trimEntries` entries down to half. Throws if any value read back or any
-    /// count is wrong.
+    /// The disk workloads on 100-byte values, in `directory` (subdirectories `small`,
+    /// `small-random` and `trim`): `disk_set`, `disk_open`, `disk_get` and `statistics` over the
+    /// first `n` keys, their random-order variants, then `trim` of a separate cache of
+    /// `trimEntries` entries down to half. Throws if any value read back or any count is wrong.
     @inline(never)
     static func runDisk<C: BenchDiskCache>(
         _: C.Type, data: CacheData, n: Int, trimEntries: Int, directory: String
@@ -25,30 +25,7 @@ enum CacheWorkloads {
         var results: CacheFigures = [:]
 
         let small = "\(directory)/small"
-        let cache = try C(directory: small)
-        settle()
-        results[.diskSet] =
-            try Clock.measure {
-                for i in 0..<n { try cache.set(values[i], forKey: keys[i]) }
-            } / Double(n)
-        try cache.close()
-
-        settle()
-        var opened: C?
-        results[.diskOpen] = try Clock.measure { opened = try C(directory: small) }
-        guard let reopened = opened else { throw BenchError("\(name): the reopen returned nothing") }
-        var bytes = 0
-        var tags: UInt64 = 0
-        results[.diskGet] =
-            try Clock.measure {
-                for i in 0..<n {
-                    if let value = try reopened.value(forKey: keys[i]) {
-                        bytes += value.count
-                        tags &+= CacheData.tag(value)
-                    }
-                }
-            } / Double(n)
-        try check(name, "disk_get", bytes: bytes, tags: tags, count: n, size: CacheData.valueSize)
+        let reopened = try setReopenAndGet(C.self, data: data, n: n, directory: small, results: &results)
         var totals = CacheTotals(count: 0, bytes: 0)
         results[.statistics] = try Clock.measure { totals = try reopened.statistics() }
         guard totals.count == n, totals.bytes >= n * CacheData.valueSize else {
@@ -56,6 +33,7 @@ enum CacheWorkloads {
                 "\(name): statistics reported \(totals.count) entries of \(totals.bytes) bytes, expected \(n)")
         }
         try reopened.close()
+        results.merge(try runRandom(C.self, data: data, n: n, directory: directory)) { $1 }
 
         let trimDirectory = "\(directory)/trim"
         let filler = try C(directory: trimDirectory)
@@ -70,6 +48,100 @@ enum CacheWorkloads {
         }
         try trimmed.close()
         return results
+    }
+
+    /// The set and get rows of a plain value store (the MappedKV floor of the disk rows), in
+    /// `directory`: `disk_set`, `disk_open` and `disk_get` as ``runDisk(_:data:n:trimEntries:directory:)``
+    /// times them, then their random-order variants.
+    @inline(never)
+    static func runStore<S: BenchValueStore>(
+        _: S.Type, data: CacheData, n: Int, directory: String
+    ) throws
+        -> CacheFigures
+    {
+        var results: CacheFigures = [:]
+        let reopened = try setReopenAndGet(S.self, data: data, n: n, directory: "\(directory)/small", results: &results)
+        try reopened.close()
+        results.merge(try runRandom(S.self, data: data, n: n, directory: directory)) { $1 }
+        return results
+    }
+
+    /// `disk_set`: `n` sets into an empty store in `directory`; `disk_open`: its close and reopen;
+    /// `disk_get`: `n` gets right after (checked). Returns the reopened store.
+    @inline(__always)
+    static func setReopenAndGet<S: BenchValueStore>(
+        _: S.Type, data: CacheData, n: Int, directory: String, results: inout CacheFigures
+    ) throws -> S {
+        let keys = data.keys
+        let values = data.values
+        let store = try S(directory: directory)
+        settle()
+        results[.diskSet] =
+            try Clock.measure {
+                for i in 0..<n { try store.set(values[i], forKey: keys[i]) }
+            } / Double(n)
+        try store.close()
+
+        settle()
+        var opened: S?
+        results[.diskOpen] = try Clock.measure { opened = try S(directory: directory) }
+        guard let reopened = opened else { throw BenchError("\(S.self): the reopen returned nothing") }
+        results[.diskGet] = try timeGets(reopened, keys: Array(keys[0..<n]), workload: .diskGet)
+        return reopened
+    }
+
+    /// The random-order rows, in `directory`: `disk_get_random`: the `n` entries `small` holds
+    /// read in a seeded random order right after a reopen (checked); `disk_set_random`: the sets
+    /// of `disk_set` in another seeded random order, into an empty store in `small-random` (a
+    /// sample of them read back, untimed).
+    @inline(never)
+    static func runRandom<S: BenchValueStore>(
+        _: S.Type, data: CacheData, n: Int, directory: String
+    ) throws
+        -> CacheFigures
+    {
+        var results: CacheFigures = [:]
+        let readKeys = RandomOrder.shuffled(Array(data.keys[0..<n]), seed: RandomOrder.getSeed)
+        settle()
+        let reopened = try S(directory: "\(directory)/small")
+        results[.diskGetRandom] = try timeGets(reopened, keys: readKeys, workload: .diskGetRandom)
+        try reopened.close()
+
+        let order = RandomOrder.permutation(n, seed: RandomOrder.setSeed)
+        let keys = order.map { data.keys[$0] }
+        let values = order.map { data.values[$0] }
+        let store = try S(directory: "\(directory)/small-random")
+        settle()
+        results[.diskSetRandom] =
+            try Clock.measure {
+                for i in 0..<n { try store.set(values[i], forKey: keys[i]) }
+            } / Double(n)
+        for i in stride(from: 0, to: n, by: max(1, n / 1_000)) {
+            let index = order[i]
+            guard let value = try store.value(forKey: data.keys[index]), CacheData.tag(value) == UInt64(index) else {
+                throw BenchError("\(S.self): disk_set_random: \(data.keys[index]) does not read back")
+            }
+        }
+        try store.close()
+        return results
+    }
+
+    /// Gets of every key of `keys` (each present; checked), in ns per get.
+    @inline(__always)
+    static func timeGets<S: BenchValueStore>(_ store: S, keys: [String], workload: CacheWorkload) throws -> Double {
+        var bytes = 0
+        var tags: UInt64 = 0
+        let elapsed = try Clock.measure {
+            for i in 0..<keys.count {
+                if let value = try store.value(forKey: keys[i]) {
+                    bytes += value.count
+                    tags &+= CacheData.tag(value)
+                }
+            }
+        }
+        try check(
+            "\(S.self)", workload.rawValue, bytes: bytes, tags: tags, count: keys.count, size: CacheData.valueSize)
+        return elapsed / Double(keys.count)
     }
 
     /// The large-value workloads in `directory/large`: every 1 MiB value of `data` set, then, after a

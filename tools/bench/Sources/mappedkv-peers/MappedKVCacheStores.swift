@@ -28,42 +28,72 @@ final class MappedKVDiskCache: BenchDiskCache {
     func close() throws { cache.close() }
 }
 
-/// MappedKVCache's `MemoryCache<String, [UInt8]>` at its count limit, with its defaults otherwise.
-enum MappedKVCacheWorkloads {
-    /// `memory_set` and `memory_get`: a cache limited to `entries` entries is filled with that many
-    /// (untimed); then `entries` sets of new keys, each of which evicts the least recently used
-    /// entry, and `entries` gets of those keys, every one a hit (checked). The values are the
-    /// prebuilt 100-byte arrays, shared with the data, so neither a set nor an eviction copies or
-    /// frees their bytes: the figures are the cache's own work.
+/// MappedKVCache's `MemoryCache<String, [UInt8]>` at its count limit, with its defaults otherwise;
+/// a value's cost is its size.
+final class MappedKVMemoryCache: BenchMemoryCache {
+    let cache: MemoryCache<String, [UInt8]>
+
+    init(countLimit: Int) { cache = MemoryCache(limits: MemoryCacheLimits(count: countLimit)) }
+
+    @inline(__always)
+    func set(_ value: [UInt8], forKey key: String) { cache.set(value, forKey: key, cost: value.count) }
+
+    @inline(__always)
+    func value(forKey key: String) -> [UInt8]? { cache.value(forKey: key) }
+
+    func contains(_ key: String) -> Bool { cache.contains(key) }
+
+    var count: Int { cache.count }
+}
+
+/// The memory side of MappedKVCache's `Cache<[UInt8]>`, read through the cache.
+enum TieredCacheWorkloads {
+    /// `cache_memory_get` and `cache_memory_get_random`: a `Cache<[UInt8]>` whose memory side is
+    /// limited to `entries` entries goes through the sets of `memory_set` (the first `entries`
+    /// memory keys, then as many new ones, each evicting one from memory; all untimed, and all
+    /// written to disk too); then `entries` gets of the new keys through `value(forKey:)`, in
+    /// order and in `memory_get_random`'s order. Every get must be a memory hit (the memory side's
+    /// statistics count them) and return the right value.
     @inline(never)
-    static func runMemory(data: CacheData, entries n: Int) throws -> CacheFigures {
+    static func run(data: CacheData, entries n: Int, directory: String) throws -> CacheFigures {
         precondition(data.memoryKeys.count >= 2 * n && data.values.count >= n)
         let keys = data.memoryKeys
         let values = data.values
-        let cache = MemoryCache<String, [UInt8]>(limits: MemoryCacheLimits(count: n))
-        for i in 0..<n { cache.set(values[i], forKey: keys[i], cost: values[i].count) }
-        guard cache.count == n else { throw BenchError("MemoryCache: holds \(cache.count) entries after \(n) sets") }
-
+        let cache = try Cache<[UInt8]>(directory: "\(directory)/tiered", memoryLimits: MemoryCacheLimits(count: n))
+        defer { cache.close() }
+        for i in 0..<n { try cache.set(values[i], forKey: keys[i]) }
+        for i in 0..<n { try cache.set(values[i], forKey: keys[n + i]) }
+        guard cache.memory.count == n, !cache.memory.contains(keys[0]) else {
+            throw BenchError("Cache: its memory side holds \(cache.memory.count) entries, limit \(n)")
+        }
+        let inOrder = Array(keys[n..<2 * n])
+        let random = RandomOrder.shuffled(inOrder, seed: RandomOrder.getSeed)
+        CacheWorkloads.settle()
         var results: CacheFigures = [:]
-        results[.memorySet] =
-            Clock.measure {
-                for i in 0..<n { cache.set(values[i], forKey: keys[n + i], cost: values[i].count) }
-            } / Double(n)
-        guard cache.count == n else { throw BenchError("MemoryCache: holds \(cache.count) entries, limit \(n)") }
+        results[.cacheMemoryGet] = try timeGets(cache, keys: inOrder, workload: .cacheMemoryGet)
+        results[.cacheMemoryGetRandom] = try timeGets(cache, keys: random, workload: .cacheMemoryGetRandom)
+        return results
+    }
+
+    @inline(__always)
+    private static func timeGets(_ cache: Cache<[UInt8]>, keys: [String], workload: CacheWorkload) throws -> Double {
+        let hits = cache.memory.statistics.hits
         var bytes = 0
         var tags: UInt64 = 0
-        results[.memoryGet] =
-            Clock.measure {
-                for i in 0..<n {
-                    if let value = cache.value(forKey: keys[n + i]) {
-                        bytes += value.count
-                        tags &+= CacheData.tag(value)
-                    }
+        let elapsed = try Clock.measure {
+            for i in 0..<keys.count {
+                if let value = try cache.value(forKey: keys[i]) {
+                    bytes += value.count
+                    tags &+= CacheData.tag(value)
                 }
-            } / Double(n)
+            }
+        }
         try CacheWorkloads.check(
-            "MemoryCache", "memory_get", bytes: bytes, tags: tags, count: n, size: CacheData.valueSize)
-        guard !cache.contains(keys[0]) else { throw BenchError("MemoryCache: \(keys[0]) was not evicted") }
-        return results
+            "Cache", workload.rawValue, bytes: bytes, tags: tags, count: keys.count, size: CacheData.valueSize)
+        let memoryHits = cache.memory.statistics.hits - hits
+        guard memoryHits == keys.count else {
+            throw BenchError("Cache: \(workload.rawValue) hit memory \(memoryHits) times in \(keys.count) gets")
+        }
+        return elapsed / Double(keys.count)
     }
 }

@@ -16,7 +16,9 @@ struct PeersCommand: ParsableCommand {
             of the medians and of the ratios to MappedKV. With --scaling, runs MappedKV alone at each N of \
             --scaling-n. With --cache, compares MappedKVCache's DiskCache with a SQLite + files cache \
             (YYKVStorage's design), a file-per-entry cache (PINDiskCache's design) and, for 1 MiB values, plain \
-            files, and times its MemoryCache at its count limit. Build in release (tools/bench.sh does).
+            files, times its MemoryCache at its count limit and its Cache's memory hits, and prints its targets as \
+            ratios against baselines timed in the same rounds (a dictionary behind a mutex, a multi-process MappedKV \
+            store, the CRC-32 alone). Build in release (tools/bench.sh does).
             """)
 
     @Option(help: "Keys per workload.")
@@ -41,7 +43,8 @@ struct PeersCommand: ParsableCommand {
     @Flag(help: "Compare disk and memory caches (MappedKVCache and its peers) instead of stores.")
     var cache = false
     @Option(
-        help: "With --cache: comma-separated designs: mappedkvcache,sqlite-files,file-per-entry,plain-file.",
+        help:
+            "With --cache: comma-separated designs: mappedkvcache,sqlite-files,file-per-entry,plain-file,baseline,mappedkv-flock.",
         transform: Self.parseDesigns)
     var cacheDesigns: [CacheDesign] = CacheDesign.allCases
     @Option(help: "With --cache: run the file-per-entry design with at most this many keys.")

@@ -8,6 +8,7 @@ import Logging
 
 extension Cache {
     /// ``value(forKey:)`` with the disk read off the cooperative thread pool.
+    @inlinable
     public func value(forKey key: String) async throws -> Value? {
         try catchUp()
         if let value = memory.value(forKey: key) { return value }
@@ -35,6 +36,7 @@ extension Cache {
     }
 
     /// Runs `body` on the cache's own queue and resumes with its result.
+    @usableFromInline
     func offPool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }

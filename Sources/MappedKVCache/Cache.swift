@@ -86,7 +86,11 @@ public final class Cache<Value: Sendable>: Sendable {
     ///
     /// - Throws: ``CacheError`` from the disk side, or the serializer's error when the stored
     ///   bytes do not decode as a `Value` (the entry is then removed).
+    @inlinable
     public func value(forKey key: String) throws -> Value? {
+        // Inlinable, so that a caller that knows `Value` runs the memory tier's lookup specialized
+        // (unspecialized, a memory hit cost 17x a `MemoryCache` hit in the cache bench); the
+        // catch-up and the disk read are calls.
         try catchUp()
         if let value = memory.value(forKey: key) { return value }
         return try valueFromDisk(forKey: key)
@@ -94,12 +98,14 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// Catches up with other processes' changes to the manifest if it moved, so that every change
     /// made before this call has been applied to the memory tier.
+    @usableFromInline
     func catchUp() throws(CacheError) {
         try manifestCall { () throws(MappedKVError) in try disk.manifest.synchronizeChangesIfMoved() }
     }
 
     /// The disk side's value of `key`, decoded and kept in memory unless a drop of the key raced
     /// the read (see ``InvalidationCounters``).
+    @usableFromInline
     func valueFromDisk(forKey key: String) throws -> Value? {
         let before = invalidations.value(for: key)
         guard let found = try disk.lookUp(key, withExtendedData: false) else { return nil }

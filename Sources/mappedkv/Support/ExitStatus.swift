@@ -3,7 +3,7 @@ import Foundation
 import MappedKV
 
 /// The exit statuses every command uses, so that a script can tell failures apart
-/// (documented in `mappedkv --help` and the README). Usage errors keep argument-parser's own
+/// (documented in `mappedkv --help` and docs/CLI.md). Usage errors keep argument-parser's own
 /// status (64).
 enum ExitStatus: Int32, CaseIterable {
     /// Success.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Writes JSON for the `--json` options: one document per command run, keys sorted, so that the
-/// shapes documented in the README are stable for scripts.
+/// shapes documented in docs/CLI.md are stable for scripts.
 enum JSONOutput {
     /// `value` (dictionaries, arrays, strings, numbers, bools, `NSNull`) as one line of JSON.
     static func line(_ value: Any) throws -> String {

@@ -104,7 +104,7 @@ extension MappedKV {
         }
 
         /// ``forEachRawEntry(_:)`` in file order without listing the entries first, for the
-        /// package's own modules (a walk of a large store no longer builds a list as long as the
+        /// package's own modules (so a walk of a large store builds no list as long as the
         /// store): `body` runs under the store's lock, so it must not call the store.
         package func forEachRawEntryInPlace(
             _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) -> Void

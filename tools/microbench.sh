@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measurements docs/PERFORMANCE.md quotes, each a small program built with optimization and run here:
+# Measurements docs/bench/README.md quotes, each a small program built with optimization and run here:
 #
 #   tools/microbench.sh crc32        # zlib's CRC-32 against CCRC32's folding, 16 B to 1 MiB
 #   tools/microbench.sh dictionary   # a bare Dictionary<String, Int> lookup and String hash at 100,000 keys

@@ -23,15 +23,8 @@ struct BenchCommand: ParsableCommand {
     var n: Int = 100_000
     @Option(name: .long, help: "Sets in the small_set_int32 workload (10 keys, round-robin).")
     var smallSets: Int = 1_000_000
-    @Option(name: .long, help: "Benchmark an encrypted store with this key.")
-    var cryptKey: String?
-    @Flag(name: .long, help: "With --crypt-key: AES-256.")
-    var aes256 = false
-    @Flag(
-        name: .long, help: "Open the stores in multi-process mode (every write takes the flock; reads check the meta).")
-    var multiProcess = false
-    @Option(name: .long, help: "With --multi-process: the inter-process lock, flock or shared-memory.")
-    var lock: ProcessLock = .flock
+    /// The key (an encrypted store is benchmarked with it), the mode, the lock and logging.
+    @OptionGroup var access: StoreAccessOptions
 
     func validate() throws {
         guard n > 0 else { throw ValidationError("--n must be positive") }
@@ -39,7 +32,10 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reportingErrors { try measure() }
+        access.noteLockWithoutMultiProcess()
+        let configuration = Configuration(
+            isMultiProcess: access.multiProcess, cryptKey: try access.resolvedKey(), processLock: access.lock)
+        try reportingErrors { try measure(configuration) }
     }
 
     private func elapsedNanoseconds(_ body: () throws -> Void) rethrows -> Double {
@@ -48,24 +44,19 @@ struct BenchCommand: ParsableCommand {
         return Double(DispatchTime.now().uptimeNanoseconds - start)
     }
 
-    private var storeConfiguration: Configuration {
-        Configuration(
-            isMultiProcess: multiProcess, cryptKey: cryptKey.flatMap { CryptKey(Array($0.utf8), aes256: aes256) },
-            processLock: lock)
-    }
-
-    private func fresh(_ id: String) throws -> MappedKV {
+    private func fresh(_ id: String, _ configuration: Configuration) throws -> MappedKV {
         for suffix in ["", ".crc", ".writeback", ".lock"] {
             try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)")
         }
-        return try MappedKV(id: id, directory: root, configuration: storeConfiguration)
+        return try MappedKV(id: id, directory: root, configuration: configuration, logger: access.logger)
     }
 
-    private func measure() throws {
+    private func measure(_ configuration: Configuration) throws {
         let intKeys = (0..<n).map { "int-\($0)" }
         let stringKeys = (0..<n).map { "str-\($0)" }
         let strings = (0..<n).map { "string-\($0)" }
-        let store = try fresh("bench")
+        let logger = access.logger
+        let store = try fresh("bench", configuration)
         var results: [(String, Double)] = []
         let perOp = Double(n)
 
@@ -117,14 +108,15 @@ struct BenchCommand: ParsableCommand {
             throw ExitCode.failure
         }
 
-        let loadStore = try fresh("bench-load")
+        let loadStore = try fresh("bench-load", configuration)
         for i in 0..<n { try loadStore.set(Int32(truncatingIfNeeded: i), forKey: intKeys[i]) }
         loadStore.close()
         let reopens = 5
         var loadedKeys = 0
         let load = try elapsedNanoseconds {
             for _ in 0..<reopens {
-                let reopened = try MappedKV(id: "bench-load", directory: root, configuration: storeConfiguration)
+                let reopened = try MappedKV(
+                    id: "bench-load", directory: root, configuration: configuration, logger: logger)
                 loadedKeys += try reopened.count
                 reopened.close()
             }
@@ -134,15 +126,15 @@ struct BenchCommand: ParsableCommand {
             throw ExitCode.failure
         }
         results.append(("reopen_load", load / Double(reopens)))
-        results.append(("batch_set_int32", try batchSets(intKeys)))
-        results.append(("small_set_int32", try smallStoreSets()))
+        results.append(("batch_set_int32", try batchSets(intKeys, configuration)))
+        results.append(("small_set_int32", try smallStoreSets(configuration)))
 
         for (name, value) in results { print("\(name)\t\(Int(value.rounded()))") }
     }
 
     /// Nanoseconds per set of `keys.count` Int32 values written 100 per batch on a fresh store.
-    private func batchSets(_ keys: [String]) throws -> Double {
-        let store = try fresh("bench-batch")
+    private func batchSets(_ keys: [String], _ configuration: Configuration) throws -> Double {
+        let store = try fresh("bench-batch", configuration)
         defer { store.close() }
         let perBatch = 100
         let elapsed = try elapsedNanoseconds {
@@ -164,8 +156,8 @@ struct BenchCommand: ParsableCommand {
     }
 
     /// Nanoseconds per set of `smallSets` Int32 values round-robin over 10 keys of a fresh store.
-    private func smallStoreSets() throws -> Double {
-        let store = try fresh("bench-small")
+    private func smallStoreSets(_ configuration: Configuration) throws -> Double {
+        let store = try fresh("bench-small", configuration)
         defer { store.close() }
         let keys = (0..<10).map { "small-\($0)" }
         let elapsed = try elapsedNanoseconds {

@@ -11,6 +11,9 @@ struct DemoCommand: ParsableCommand {
     @Option(name: .long, help: "The directory for the demo store (default: <tmp>/mappedkv-demo).")
     var root: String = FileManager.default.temporaryDirectory.appendingPathComponent("mappedkv-demo").path
 
+    /// Accepted so that one set of store options fits every command; the tour uses none of them.
+    @OptionGroup var access: StoreAccessOptions
+
     struct Profile: Codable, Equatable {
         var name: String
         var tags: [String]
@@ -18,6 +21,9 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
+        let reason = "the tour always opens its own plain, single-process store"
+        access.noteUnused(
+            [(.multiProcess, reason), (.lock, reason), (.key, reason), (.verbose, reason)], command: "demo")
         try reportingErrors { try tour() }
     }
 

@@ -19,6 +19,7 @@ struct InfoCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        store.noteUnusedByInspection(command: "info")
         let report = try reportingErrors {
             try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
         }

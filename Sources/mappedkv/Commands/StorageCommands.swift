@@ -1,6 +1,8 @@
 // The commands that act on a store's files as a whole, without opening it: back up, restore,
 // remove and list. Each is one library call (MappedKV+Storage.swift, MappedKV+Backup.swift), so
-// the locking that makes them safe beside running processes is the library's.
+// the locking that makes them safe beside running processes is the library's: it takes the locks
+// the store's processes use, whichever they are, so `--multi-process` and `--lock` are accepted
+// (one set of options fits every command of a script) and noted as having no effect.
 
 import ArgumentParser
 import MappedKV
@@ -15,6 +17,8 @@ struct StoreSelection: ParsableArguments {
 
     @Flag(name: .long, help: "Every store of --root.")
     var all = false
+
+    @OptionGroup var access: StoreAccessOptions
 
     func validate() throws {
         guard all != (id != nil) else { throw ValidationError("give either --id ID or --all") }
@@ -32,6 +36,12 @@ struct BackupCommand: ParsableCommand {
     var to: String
 
     func run() throws {
+        let lockReason = "it copies the files under the store's own lock, whichever its processes use"
+        selection.access.noteUnused(
+            [
+                (.multiProcess, lockReason), (.lock, lockReason),
+                (.key, "it copies the files as they are, encrypted or not"), (.verbose, "it logs nothing"),
+            ], command: "backup")
         try reportingErrors {
             if let id = selection.id {
                 try MappedKV.backupStore(id: id, directory: selection.root, to: to)
@@ -56,10 +66,12 @@ struct RestoreCommand: ParsableCommand {
     @OptionGroup var selection: StoreSelection
     @Option(name: .long, help: "The directory the copies are in.")
     var from: String
-    @OptionGroup var key: KeyOptions
 
     func run() throws {
-        let cryptKey = try key.resolvedKey()
+        let lockReason = "it replaces the files under the store's own lock, whichever its processes use"
+        selection.access.noteUnused(
+            [(.multiProcess, lockReason), (.lock, lockReason), (.verbose, "it logs nothing")], command: "restore")
+        let cryptKey = try selection.access.resolvedKey()
         try reportingErrors {
             if let id = selection.id {
                 try MappedKV.restoreStore(id: id, directory: selection.root, from: from, cryptKey: cryptKey)
@@ -83,9 +95,16 @@ struct RemoveStoreCommand: ParsableCommand {
     var root: String
     @Option(name: .long, help: "The store's ID.")
     var id: String
+    @OptionGroup var access: StoreAccessOptions
 
     func run() throws {
-        let removed = try reportingErrors { try MappedKV.removeStore(id: id, directory: root) }
+        let lockReason = "it removes the files under the store's own lock, whichever its processes use"
+        access.noteUnused(
+            [(.multiProcess, lockReason), (.lock, lockReason), (.key, "it removes the files without reading them")],
+            command: "rm-store")
+        let removed = try reportingErrors {
+            try MappedKV.removeStore(id: id, directory: root, logger: access.logger)
+        }
         guard removed else {
             throw fail(.storeNotFound, "no store '\(id)' in \(root)")
         }

@@ -20,10 +20,8 @@ struct StressChildCommand: ParsableCommand {
     var seed: UInt64
     @Option(name: .long, help: "How many times this child was restarted before.")
     var incarnation = 0
-    @Option(name: .long, help: "The store's key.")
-    var cryptKey: String?
-    @Flag(name: .long, help: "With --crypt-key: AES-256.")
-    var aes256 = false
+    /// The store's key and inter-process lock, as `stress` was given them.
+    @OptionGroup var access: StoreAccessOptions
     @Option(name: .long, help: "The operations to perform.")
     var workload: StressWorkload = .mixed
     @Option(name: .long, help: "Wait for end-of-file on this descriptor before opening the store.")
@@ -32,19 +30,15 @@ struct StressChildCommand: ParsableCommand {
     var byteLimit: Int?
     @Flag(name: .long, help: "The cache workload without a memory tier.")
     var diskOnly = false
-    @Option(name: .long, help: "The store's inter-process lock, flock or shared-memory.")
-    var lock: ProcessLock = .flock
 
     func validate() throws {
         guard child >= 0, child < processes else { throw ValidationError("--child must be in 0..<--processes") }
         guard ops > 0 else { throw ValidationError("--ops must be positive") }
-        if aes256 && cryptKey == nil { throw ValidationError("--aes256 needs a key") }
         if let byteLimit, byteLimit < 0 { throw ValidationError("--byte-limit must not be negative") }
     }
 
     func run() throws {
-        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key")
-            .resolve()
+        let key = try access.resolvedKey()
         do {
             if workload == .cache {
                 let settings = CacheStressWorker.Settings(
@@ -54,7 +48,7 @@ struct StressChildCommand: ParsableCommand {
             } else {
                 let settings = StressWorker.Settings(
                     root: root, id: id, child: child, processes: processes, operations: ops, seed: seed,
-                    incarnation: incarnation, workload: workload, cryptKey: key, processLock: lock)
+                    incarnation: incarnation, workload: workload, cryptKey: key, processLock: access.lock)
                 try StressWorker(settings: settings).run(barrier: barrierFd)
             }
         } catch let failure as StressChildFailure {

@@ -36,10 +36,9 @@ struct StressCommand: ParsableCommand {
     var processes = 4
     @Option(name: .long, help: "Acknowledged operations per child.")
     var ops = 1000
-    @Option(name: .long, help: "Encrypt the store with this key.")
-    var cryptKey: String?
-    @Flag(name: .long, help: "With --crypt-key: AES-256.")
-    var aes256 = false
+    /// The key the store is encrypted with and the store's inter-process lock (flock, MMKV's, by
+    /// default; shared-memory not with --workload cache). The children always share the store.
+    @OptionGroup var access: StoreAccessOptions
     @Option(
         name: .long,
         help:
@@ -56,10 +55,6 @@ struct StressCommand: ParsableCommand {
         name: .long,
         help: "With --workload cache: the children use the disk cache alone, without a memory tier each.")
     var diskOnly = false
-    @Option(
-        name: .long,
-        help: "The store's inter-process lock: flock (MMKV's) or shared-memory (not with --workload cache).")
-    var lock: ProcessLock = .flock
     @Flag(name: .long, help: .hidden)
     var verifyOnly = false
 
@@ -70,8 +65,7 @@ struct StressCommand: ParsableCommand {
         guard (1...1000).contains(processes) else { throw ValidationError("--processes must be 1 to 1000") }
         guard ops > 0 else { throw ValidationError("--ops must be positive") }
         if let killIntervalMs, killIntervalMs <= 0 { throw ValidationError("--kill-interval-ms must be positive") }
-        if aes256 && cryptKey == nil { throw ValidationError("--aes256 needs a key") }
-        if lock == .sharedMemory && workload == .cache {
+        if access.lockChoice == .sharedMemory && workload == .cache {
             throw ValidationError("--lock shared-memory does not apply to --workload cache")
         }
         if diskOnly && workload != .cache { throw ValidationError("--disk-only needs --workload cache") }
@@ -85,8 +79,13 @@ struct StressCommand: ParsableCommand {
     private var storeID: String { workload == .cache ? CacheStressWorker.manifestID : id }
 
     func run() throws {
-        let key = try KeySource(literal: cryptKey, file: nil, environment: nil, aes256: aes256, option: "--crypt-key")
-            .resolve()
+        access.noteUnused(
+            [
+                (.multiProcess, "its processes always share the store"),
+                (.verbose, "its processes do not log; their standard error is kept in --root"),
+            ], command: "stress")
+        let key = try access.resolvedKey()
+        let lock = access.lock
         let fileManager = FileManager.default
         try fileManager.createDirectory(atPath: root, withIntermediateDirectories: true)
 
@@ -99,9 +98,7 @@ struct StressCommand: ParsableCommand {
             try removePreviousRun()
             let seed = seed ?? UInt64.random(in: 0...UInt64.max)
             FileHandle.standardError.write(Data("stress: seed \(seed)\n".utf8))
-            var storeArguments: [String] = []
-            if let cryptKey { storeArguments += ["--crypt-key", cryptKey] + (aes256 ? ["--aes256"] : []) }
-            storeArguments += ["--lock", lock.argument]
+            let storeArguments = access.keyArguments + ["--lock", lock.argument]
             let supervisor = StressSupervisor(
                 settings: StressSupervisor.Settings(
                     root: root, id: storeID, processes: processes, operations: ops, seed: seed, workload: workload,

@@ -22,6 +22,7 @@ struct VerifyCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        store.noteUnusedByInspection(command: "verify")
         let report = try reportingErrors {
             try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
         }

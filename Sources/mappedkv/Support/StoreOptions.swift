@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import Logging
 import MappedKV
 import MappedKVCrypto
 
-/// The options that name a store, shared by every subcommand that opens one.
+/// The options that name a store and say how to open it, shared by every subcommand that opens
+/// one: `--root`, `--id` and the ``StoreAccessOptions`` (key, sharing mode, lock, logging).
 struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The directory that holds the store's files.")
     var root: String
@@ -12,26 +12,19 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: "The store's ID: its files are <root>/<id> and <root>/<id>.crc.")
     var id: String
 
-    @OptionGroup var key: KeyOptions
+    @OptionGroup var access: StoreAccessOptions
 
-    @Flag(name: .long, help: "Share the store with other processes (MMKV's MULTI_PROCESS mode).")
-    var multiProcess = false
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "With --multi-process: the inter-process lock, flock (MMKV's, the default) or shared-memory (faster; never share such a store with MMKV processes).",
-            valueName: "lock"))
-    var lock: ProcessLock = .flock
-
-    @Flag(name: .long, help: "Log the store's debug messages to standard error.")
-    var verbose = false
-
+    /// The key options.
+    var key: KeyOptions { access.key }
+    /// Whether the store is opened in multi-process mode.
+    var multiProcess: Bool { access.multiProcess }
+    /// The inter-process lock of a multi-process open.
+    var lock: ProcessLock { access.lock }
     /// Whether the key options ask for AES-256.
-    var aes256: Bool { key.aes256 }
+    var aes256: Bool { access.aes256 }
 
     /// The key from whichever option gave it, or nil for a plain store.
-    func resolvedKey() throws -> CryptKey? { try key.resolvedKey() }
+    func resolvedKey() throws -> CryptKey? { try access.resolvedKey() }
 
     /// Opens the store, read-only or read-write. A store that does not exist is created only
     /// with `create`: otherwise it fails with ``MappedKVError/storeNotFound(path:)`` (exit 3).
@@ -40,18 +33,20 @@ struct StoreOptions: ParsableArguments {
     func open(
         readOnly: Bool, create: Bool = false, recoveryHandler: @escaping RecoveryHandler = { _ in .fail }
     ) throws -> MappedKV {
-        var logger: Logger? = nil
-        if verbose {
-            var stderrLogger = Logger(label: "mappedkv") { StreamLogHandler.standardError(label: $0) }
-            stderrLogger.logLevel = .debug
-            logger = stderrLogger
-        }
+        access.noteLockWithoutMultiProcess()
         return try MappedKV(
             id: id, directory: root,
             configuration: Configuration(
                 isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
                 recoveryHandler: recoveryHandler, createsIfMissing: create, processLock: lock),
-            logger: logger)
+            logger: access.logger)
+    }
+
+    /// For the commands that read the files without opening or locking the store (`info`,
+    /// `verify`): notes the options that only an open uses.
+    func noteUnusedByInspection(command: String) {
+        let reason = "it reads the files without opening or locking the store"
+        access.noteUnused([(.multiProcess, reason), (.lock, reason), (.verbose, reason)], command: command)
     }
 }
 

@@ -10,12 +10,14 @@ import MappedKVCollections
 extension StoreOptions {
     /// Opens the store as a collection store; a missing store is created only with `create`.
     func openCollections(readOnly: Bool, create: Bool = false) throws -> CollectionStore {
-        try reportingCollectionErrors(suggestingCreate: !readOnly) {
+        access.noteLockWithoutMultiProcess()
+        return try reportingCollectionErrors(suggestingCreate: !readOnly) {
             try CollectionStore(
                 id: id, directory: root,
                 configuration: Configuration(
                     isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
-                    recoveryHandler: { _ in .fail }, createsIfMissing: create))
+                    recoveryHandler: { _ in .fail }, createsIfMissing: create, processLock: lock),
+                logger: access.logger)
         }
     }
 }

@@ -8,8 +8,11 @@ struct CacheCommand: ParsableCommand {
         discussion: """
             The cache's manifest is a multi-process store in DIR (values up to --inline-threshold \
             bytes inside it, larger ones in DIR/files), so any number of processes may use one \
-            cache at once. Every subcommand takes --dir, the limit options and the key options; \
-            put applies the limits after storing, trim applies them now, the others ignore them.
+            cache at once. Every subcommand takes --dir, the limit options and the store options \
+            (the key options, --lock, --verbose; --multi-process is accepted and has no effect, \
+            since the manifest is always shared); put applies the limits after storing, trim \
+            applies them now, the others ignore them. --lock is the manifest's lock, shared-memory \
+            by default: every process using the directory must use the same one.
             """,
         subcommands: [
             CachePutCommand.self, CacheGetCommand.self, CacheRemoveCommand.self, CacheListCommand.self,

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import MappedKVCache
 import MappedKVCrypto
 import MappedKVIO
@@ -9,9 +8,11 @@ import MappedKVIO
 ///
 /// The limits are the cache's configured limits: `put` applies them after storing its value and
 /// `trim` applies them; the other subcommands accept them (so one set of options fits every call
-/// of a script) and leave the cache's size alone. The key options are the store commands' own
-/// (``KeySource``); an encrypted cache opened with the wrong key, or none, is refused and nothing
-/// on disk changes.
+/// of a script) and leave the cache's size alone. The key, lock and logging options are the store
+/// commands' own (``StoreAccessOptions``); an encrypted cache opened with the wrong key, or none,
+/// is refused and nothing on disk changes. `--lock` chooses the manifest's lock, shared-memory
+/// (the cache's default) when not given; `--multi-process` is accepted and noted as having no
+/// effect, since a cache's manifest is always shared between processes.
 struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The cache's directory.", valueName: "dir"))
     var dir: String
@@ -36,10 +37,7 @@ struct CacheOptions: ParsableArguments {
         help: ArgumentHelp("Values up to this many bytes go inside the manifest (default 20480).", valueName: "bytes"))
     var inlineThreshold: Int?
 
-    @OptionGroup var key: KeyOptions
-
-    @Flag(name: .long, help: "Log the cache's debug messages to standard error.")
-    var verbose = false
+    @OptionGroup var access: StoreAccessOptions
 
     func validate() throws {
         guard !dir.isEmpty else { throw ValidationError("--dir must not be empty") }
@@ -64,13 +62,16 @@ struct CacheOptions: ParsableArguments {
     func configuration() throws -> DiskCacheConfiguration {
         var configuration = DiskCacheConfiguration(limits: limits)
         if let inlineThreshold { configuration.inlineThreshold = inlineThreshold }
-        configuration.cryptKey = try key.resolvedKey()
+        configuration.cryptKey = try access.resolvedKey()
+        configuration.processLock = access.lockChoice ?? .sharedMemory
         return configuration
     }
 
     /// Opens the cache. Only `creating` opens make a missing directory; the others refuse it, so a
     /// mistyped `--dir` is an error rather than a new, empty cache.
     func open(creating: Bool = false) throws -> DiskCache {
+        access.noteUnused(
+            [(.multiProcess, "a cache's manifest is always shared between processes")], command: "cache commands")
         let configuration = try configuration()
         var isDirectory: ObjCBool = false
         if !creating
@@ -78,12 +79,7 @@ struct CacheOptions: ParsableArguments {
         {
             throw fail(.storeNotFound, "no cache directory at \(dir)")
         }
-        var logger: Logger? = nil
-        if verbose {
-            var stderrLogger = Logger(label: "mappedkv") { StreamLogHandler.standardError(label: $0) }
-            stderrLogger.logLevel = .debug
-            logger = stderrLogger
-        }
+        let logger = access.logger
         return try reportingCacheErrors { try DiskCache(directory: dir, configuration: configuration, logger: logger) }
     }
 }

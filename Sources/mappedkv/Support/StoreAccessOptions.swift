@@ -24,7 +24,7 @@ struct StoreAccessOptions: ParsableArguments {
     @Option(
         name: .customLong("lock"),
         help: ArgumentHelp(
-            "With --multi-process: the inter-process lock, flock (MMKV's, the default) or shared-memory (faster; never share such a store with MMKV processes).",
+            "With --multi-process: the inter-process lock, flock (MMKV's, the default for stores) or shared-memory (faster; never share such a store with MMKV processes; the default for cache directories).",
             valueName: "lock"))
     var lockChoice: ProcessLock?
 

@@ -93,6 +93,10 @@ done
 
 # The package's own targets a Swift module may import are exactly its target dependencies.
 if [ "$check_package" = 1 ]; then
+    if ! command -v jq >/dev/null; then
+        echo "check-imports: jq is needed to read Package.swift (or pass --no-package)" >&2
+        exit 2
+    fi
     targets=" $(ls Sources | tr '\n' ' ') "
     dependencies=$(swift package dump-package 2>/dev/null | jq -r '
         .targets[] | select(.type == "regular" or .type == "executable")

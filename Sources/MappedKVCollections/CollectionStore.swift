@@ -23,7 +23,7 @@ import MappedKVFormat
 /// print(try posts.value(forKey: "1000")?.title ?? "-")
 /// ```
 public final class CollectionStore: Sendable {
-    /// The store underneath, opened with `Configuration.opensCollectionStores`: use it
+    /// The store underneath, opened with ``kind`` as its `Configuration.storeKind`: use it
     /// for store-wide operations (sync, trim, rekey, backup), not for reading entries.
     public let store: MappedKV
     /// This process's indexes of the store, shared by every handle on it.
@@ -31,6 +31,11 @@ public final class CollectionStore: Sendable {
 
     /// The marker's value: the format version of the entry records.
     static let formatVersion = "1"
+
+    /// The kind of a collection store (docs/FORMAT.md 11.0): its marker key is
+    /// `U+0001 "mappedkv.collections"`, holding the entry records' format version. Set it as
+    /// `Configuration.storeKind` to open a collection store as a plain `MappedKV`, for its raw keys.
+    public static let kind = StoreKind(name: "mappedkv.collections", version: formatVersion)
 
     /// Opens (or creates) the collection store `id` in `directory`.
     ///
@@ -40,14 +45,16 @@ public final class CollectionStore: Sendable {
         id: String, directory: String, configuration: Configuration = Configuration(), logger: Logger? = nil
     ) throws(CollectionError) {
         var configuration = configuration
-        configuration.opensCollectionStores = true
+        configuration.storeKind = Self.kind
         do {
             store = try MappedKV(id: id, directory: directory, configuration: configuration, logger: logger)
+        } catch .wrongStoreKind(_, _, found: nil) {
+            throw .notACollectionStore(id: id)
         } catch {
             throw .store(error)
         }
         do {
-            try Self.checkMarker(store, id: id)
+            try Self.checkVersion(store, id: id)
             indexes = try CollectionIndexes.shared(for: store)
         } catch {
             store.close()
@@ -55,25 +62,12 @@ public final class CollectionStore: Sendable {
         }
     }
 
-    /// Accepts a store with the current marker; marks an empty one; refuses anything else.
-    private static func checkMarker(_ store: MappedKV, id: String) throws(CollectionError) {
-        do {
-            if let version = try store.string(forKey: MappedKV.collectionStoreMarkerKey) {
-                guard version == formatVersion else {
-                    throw CollectionError.unsupportedFormat(id: id, version: version)
-                }
-                return
-            }
-            guard try store.count == 0 else { throw CollectionError.notACollectionStore(id: id) }
-            if !store.configuration.isReadOnly {
-                try store.set(formatVersion, forKey: MappedKV.collectionStoreMarkerKey)
-            }
-        } catch let error as CollectionError {
-            throw error
-        } catch let error as MappedKVError {
-            throw .store(error)
-        } catch {
-            throw .store(.invalidArgument("\(error)"))
+    /// Accepts a store whose marker holds the current format version (the store checked its kind).
+    private static func checkVersion(_ store: MappedKV, id: String) throws(CollectionError) {
+        let version: String?
+        do { version = try store.string(forKey: kind.markerKey) } catch { throw .store(error) }
+        if let version, version != formatVersion {
+            throw .unsupportedFormat(id: id, version: version)
         }
     }
 

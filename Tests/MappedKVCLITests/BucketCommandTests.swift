@@ -132,7 +132,7 @@ struct BucketCommandTests {
             let refused = try CLI.run(["bucket", "ls"] + Self.store(root, "plain") + ["posts"])
             #expect(refused.status == 2 && refused.stderr.contains("plain keys"), "\(refused)")
             let plainRead = try CLI.run(["dump"] + Self.store(root))
-            #expect(plainRead.status == 2 && plainRead.stderr.contains("collection store"), "\(plainRead)")
+            #expect(plainRead.status == 2 && plainRead.stderr.contains("'mappedkv.collections' store"), "\(plainRead)")
         }
     }
 

@@ -130,14 +130,31 @@ struct BucketTests {
         let collections = try CollectionStore(id: "coll", directory: dir.path)
         try collections.bucket("b", of: Int.self).put(1, forKey: "k")
         collections.close()
-        #expect {
+        #expect(throws: MappedKVError.wrongStoreKind(id: "coll", expected: nil, found: "mappedkv.collections")) {
             _ = try MappedKV(id: "coll", directory: dir.path)
-        } throws: { error in
-            guard case MappedKVError.unsupported(let message) = error else { return false }
-            return message.contains("collection store")
         }
         let reopened = try CollectionStore(id: "coll", directory: dir.path)
         #expect(try reopened.bucket("b", of: Int.self).value(forKey: "k") == 1)
+    }
+
+    @Test("a collection store marked by an earlier release (the version key alone) opens, and is then marked in full")
+    func storesMarkedByEarlierReleasesOpen() throws {
+        let dir = try ScratchDirectory()
+        let early = try MappedKV(id: "early", directory: dir.path)
+        try early.set("1", forKey: "\u{1}mappedkv.collections")
+        early.close()
+        let collections = try CollectionStore(id: "early", directory: dir.path)
+        try collections.bucket("b", of: Int.self).put(7, forKey: "k")
+        #expect(try collections.store.string(forKey: StoreKind.kindKey) == "mappedkv.collections")
+        collections.close()
+        #expect(try CollectionStore(id: "early", directory: dir.path).bucket("b", of: Int.self).value(forKey: "k") == 7)
+
+        let newer = try MappedKV(id: "newer", directory: dir.path)
+        try newer.set("2", forKey: "\u{1}mappedkv.collections")
+        newer.close()
+        #expect(throws: CollectionError.unsupportedFormat(id: "newer", version: "2")) {
+            _ = try CollectionStore(id: "newer", directory: dir.path)
+        }
     }
 
     @Test("entry records round-trip every metadata type and refuse bytes that are not records")

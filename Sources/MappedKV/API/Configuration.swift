@@ -47,11 +47,11 @@ public struct Configuration: Sendable {
     /// so a mistyped directory or ID is reported instead of starting an empty store.
     /// A read-only open never creates anything.
     public var createsIfMissing: Bool
-    /// Allow opening a collection store (one that holds ``MappedKV/collectionStoreMarkerKey``),
-    /// whose keys and values are encoded by the MappedKVCollections module. Off by default, so
-    /// that such a store is refused with ``MappedKVError/unsupported(_:)`` instead of being read
-    /// or written as plain keys; `CollectionStore` turns it on.
-    public var opensCollectionStores = false
+    /// The kind of store this open expects, for a layer that encodes its own keys and values in
+    /// the store (``StoreKind``): an empty store is marked with it, a store of another kind or an
+    /// unmarked one with keys is refused. Nil (the default) opens plain stores only, and refuses
+    /// a store marked with any kind.
+    public var storeKind: StoreKind?
     /// The inter-process lock of a multi-process store: MMKV's `flock` (the default) or the faster
     /// ``ProcessLock/sharedMemory`` lock, which MMKV processes cannot share. Ignored in
     /// single-process mode, where no other process can have the store open.
@@ -63,9 +63,10 @@ public struct Configuration: Sendable {
         isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
         cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
         comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true,
-        processLock: ProcessLock = .flock
+        processLock: ProcessLock = .flock, storeKind: StoreKind? = nil
     ) {
         self.processLock = processLock
+        self.storeKind = storeKind
         self.isReadOnly = isReadOnly
         self.isMultiProcess = isMultiProcess
         self.expectedCapacity = expectedCapacity

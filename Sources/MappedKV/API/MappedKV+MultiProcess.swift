@@ -16,9 +16,8 @@ extension MappedKV {
 
     /// Catches up with other processes now, as ``checkForChanges()``, and returns only once every
     /// change noticed so far has reached the observers, waiting for a delivery in progress on
-    /// another thread. For layers that keep state derived from the store in step with it (the
-    /// indexes of MappedKVCollections): after this call their handlers have seen every change
-    /// made before it. A handler must then not wait for the thread that calls this (one that
+    /// another thread. For layers that keep state derived from the store in step with it (indexes
+    /// of its keys, say): after this call their handlers have seen every change made before it. A handler must then not wait for the thread that calls this (one that
     /// only records what changed is safe). Inside an exclusive section it may be called on the
     /// thread that holds the section.
     public func synchronizeChanges() throws(MappedKVError) {

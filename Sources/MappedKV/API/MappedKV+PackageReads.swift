@@ -1,4 +1,4 @@
-// Reads for the package's own modules (MappedKVCollections): several keys in one store call, so a
+// Reads for the package's own modules built on the store: several keys in one store call, so a
 // page of entries costs one lock and one state check instead of one each. The invariant: the
 // payloads a call hands over are those of one state of the store, as a single
 // `payload(forKey:)` call's is.

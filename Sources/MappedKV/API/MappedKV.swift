@@ -34,34 +34,32 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// Opens the store `id` in `directory`, creating it if needed (unless read-only).
     ///
     /// The open loads and checks the whole store first; if that fails it throws and leaves both
-    /// files exactly as they were.
+    /// files exactly as they were. So does an open of a store of another kind than
+    /// `configuration.storeKind` (``StoreKind``), which throws
+    /// ``MappedKVError/wrongStoreKind(id:expected:found:)``.
     ///
     /// - Parameters:
     ///   - id: the store's ID; IDs with `\ / : * ? " < > |` are hashed into a file name as MMKV does.
     ///   - directory: the root directory; missing directories are created (mode 0700).
-    ///   - configuration: read-only mode and expected capacity.
+    ///   - configuration: read-only mode, expected capacity, the store's kind and more.
     ///   - logger: where the store logs (debug for normal events, error for damage); silent by default.
     public init(
         id: String, directory: String, configuration: Configuration = Configuration(), logger: Logger? = nil
     ) throws(MappedKVError) {
         let location = try StoreLocation(id: id, directory: directory)
+        try configuration.storeKind?.validate()
         var logger = logger ?? MappedKV.silentLogger
         logger[metadataKey: "store"] = "\(id)"
         self.location = location
         self.configuration = configuration
         self.shared = try StoreRegistry.open(location, configuration: configuration, logger: logger)
-        if !configuration.opensCollectionStores, try contains(MappedKV.collectionStoreMarkerKey) {
+        do {
+            try openAsConfiguredKind()
+        } catch {
             close()
-            throw .unsupported(
-                "store '\(id)' is a collection store (MappedKVCollections): open it with CollectionStore, or "
-                    + "with Configuration.opensCollectionStores to read its encoded keys")
+            throw error
         }
-        if let keyExpiry = configuration.keyExpiry { try applyKeyExpiryAtOpen(keyExpiry) }
     }
-
-    /// The key whose presence makes a store a collection store (docs/FORMAT.md 11): it starts with
-    /// U+0001, which no key a plain store or MMKV program writes in practice begins with.
-    public static let collectionStoreMarkerKey = "\u{1}mappedkv.collections"
 
     deinit {
         if !isClosed.exchange(true, ordering: .acquiringAndReleasing) { StoreRegistry.release(shared) }
@@ -205,11 +203,15 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// Turns on MMKV-compatible key expiry: every value gets a 4-byte expiry time, and values set
     /// without a duration live `defaultDuration` (`.zero`: forever). Expired keys disappear from
     /// every getter, `contains`, `count` and `allKeys`, and are dropped at the next write-back.
-    /// On a store with data this rewrites every value, as MMKV does. Times are 32-bit seconds
+    /// On a store with data this rewrites every value, as MMKV does; a ``StoreKind``'s marks are
+    /// then written again, never to expire. Times are 32-bit seconds
     /// since 1970, so expiry times past 2106-02-07 are clamped to that date.
     public func enableKeyExpiry(defaultDuration: Duration = .zero) throws(MappedKVError) {
         let seconds = MappedKV.expirySeconds(defaultDuration)
-        try withCore { (core) throws(MappedKVError) in try core.enableKeyExpiry(defaultDuration: seconds)
+        try withCore { (core) throws(MappedKVError) in
+            let wasOn = core.expiryEnabled
+            try core.enableKeyExpiry(defaultDuration: seconds)
+            if !wasOn { try core.renewStoreKindMarks() }
         }
     }
 

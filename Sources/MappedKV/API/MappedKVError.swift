@@ -51,6 +51,10 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     case valueTooLarge(size: Int)
     /// An argument (store ID, directory, payload) is unusable.
     case invalidArgument(String)
+    /// The store is of another kind than the open expects (``StoreKind``): `expected` is the
+    /// open's kind (nil for a plain open), `found` the store's (nil for an unmarked store that
+    /// holds keys). Nothing was changed.
+    case wrongStoreKind(id: String, expected: String?, found: String?)
     /// The data region would outgrow what the format can address.
     case storeFull(String)
     /// The store's files are damaged or inconsistent; nothing was changed on disk.
@@ -92,6 +96,7 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
             "a value of \(size) bytes is too large: values must be under 2 GiB, which MMKV can read back; "
                 + "keep large data in a file of its own and store its path"
         case .invalidArgument(let reason): "invalid argument: \(reason)"
+        case .wrongStoreKind(let id, let expected, let found): Self.wrongKindMessage(id, expected, found)
         case .storeFull(let reason):
             "store full: \(reason); remove keys or split the data over several stores"
         case .corrupted(let id, .interruptedWriteBack):

@@ -8,8 +8,8 @@
 /// not a cryptographic MAC: an attacker who can choose keys and time operations could still try
 /// to provoke collisions; each collision costs one extra probe, never correctness.
 ///
-/// Package-visible: the collections module's key table hashes entry keys with it, by their bytes
-/// as the store does (Swift's `String` hashing follows canonical equivalence, which the store does not).
+/// Package-visible: a layer that keeps tables of the store's keys hashes them with it, by their
+/// bytes as the store does (Swift's `String` hashing follows canonical equivalence, which the store does not).
 package struct KeyHasher: Sendable {
     /// The starting state, from the seed.
     private let seed: UInt64

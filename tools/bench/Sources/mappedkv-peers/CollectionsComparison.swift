@@ -145,7 +145,7 @@ struct CollectionsComparison {
 
     private func plainResident(_ directory: String) throws -> (Int, MappedKV) {
         var configuration = Configuration()
-        configuration.opensCollectionStores = true
+        configuration.storeKind = CollectionStore.kind
         let handle = try MappedKV(id: "feed", directory: directory, configuration: configuration)
         _ = try handle.count
         return (Self.heapInUse(), handle)

@@ -6,7 +6,7 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The manifest store failed (damage, a wrong key, a mode conflict, an I/O error).
     case store(MappedKVError)
     /// A file operation on a value file, the temporary folder or the trim lock failed.
-    case system(SystemError)
+    case system(SystemCallError)
     /// A key is empty or too long for the manifest.
     case invalidKey(reason: String)
     /// An argument (directory, limit, threshold) is unusable.
@@ -35,5 +35,5 @@ func manifestCall<R>(_ body: () throws(MappedKVError) -> R) throws(CacheError) -
 /// Runs a file operation, turning its error into ``CacheError/system(_:)``.
 @inline(__always)
 func fileCall<R>(_ body: () throws(SystemError) -> R) throws(CacheError) -> R {
-    do { return try body() } catch { throw .system(error) }
+    do { return try body() } catch { throw .system(SystemCallError(error)) }
 }

@@ -6,11 +6,11 @@ import CLibCrypto
 /// ciphertext block. The key schedule is computed once, when the cipher is created.
 final class AESBlockCipher {
     private let context: OpaquePointer
-    private let key: CryptKey
+    private let key: AESKey
     /// A CFB128 context for bulk encryption, made on first use and re-initialized with each IV.
     private var cfbContext: OpaquePointer?
 
-    init(key: CryptKey) {
+    init(key: AESKey) {
         guard let context = EVP_CIPHER_CTX_new() else {
             fatalError("libcrypto could not allocate a cipher context")
         }

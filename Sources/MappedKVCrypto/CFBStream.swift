@@ -4,7 +4,7 @@
 /// the current block. Bytes may be processed in any chunking; encryption and decryption advance
 /// the same state, so a stream that decrypted a region can go on to encrypt appends after it.
 /// A stream can also be placed at any offset of an existing ciphertext without decrypting it.
-public final class CFBStream {
+package final class CFBStream {
     private let cipher: AESBlockCipher
     /// Holds the current keystream block, overwritten byte by byte with ciphertext as it is produced.
     /// 16 bytes owned by this stream (a fixed buffer: no array checks on the per-byte path).
@@ -16,14 +16,14 @@ public final class CFBStream {
     /// How many bytes of the current block have been used (0 to 15).
     private var num: Int
     /// The stream offset of the next byte.
-    public private(set) var offset: Int
+    package private(set) var offset: Int
     #else
     @exclusivity(unchecked) private var num: Int
-    @exclusivity(unchecked) public private(set) var offset: Int
+    @exclusivity(unchecked) package private(set) var offset: Int
     #endif
 
     /// A stream at offset 0 with `iv`.
-    public init(key: CryptKey, iv: [UInt8]) {
+    package init(key: AESKey, iv: [UInt8]) {
         precondition(iv.count == 16, "an AES-CFB IV is 16 bytes")
         cipher = AESBlockCipher(key: key)
         register = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
@@ -36,7 +36,7 @@ public final class CFBStream {
     ///
     /// Only the last one or two blocks are read: keystream block k is the encryption of
     /// ciphertext block k - 1 (the IV for block 0).
-    public convenience init(key: CryptKey, iv: [UInt8], continuingAfter ciphertext: UnsafeRawBufferPointer) {
+    package convenience init(key: AESKey, iv: [UInt8], continuingAfter ciphertext: UnsafeRawBufferPointer) {
         self.init(key: key, iv: iv)
         let position = ciphertext.count
         let blockStart = position / 16 * 16
@@ -55,7 +55,7 @@ public final class CFBStream {
     deinit { register.deallocate() }
 
     /// An independent copy of this stream's state.
-    public func copy() -> CFBStream {
+    package func copy() -> CFBStream {
         let twin = CFBStream(cipher: cipher, register: register, num: num, offset: offset)
         return twin
     }
@@ -69,19 +69,19 @@ public final class CFBStream {
     }
 
     /// Encrypts `bytes` in place, continuing the stream.
-    public func encrypt(_ bytes: UnsafeMutableRawBufferPointer) {
+    package func encrypt(_ bytes: UnsafeMutableRawBufferPointer) {
         process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: true)
     }
 
     /// Encrypts `source` into `destination` (at least as long), continuing the stream; the
     /// destination never holds the plaintext, even for a moment.
-    public func encrypt(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
+    package func encrypt(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
         precondition(destination.count >= source.count, "encryption destination too small")
         process(source, into: destination, encrypting: true)
     }
 
     /// Decrypts `bytes` in place, continuing the stream.
-    public func decrypt(_ bytes: UnsafeMutableRawBufferPointer) {
+    package func decrypt(_ bytes: UnsafeMutableRawBufferPointer) {
         process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: false)
     }
 

@@ -1,9 +1,9 @@
 import CLibCrypto
 
 /// MD5 through libcrypto, used only to name files as MMKV does (never for security).
-public enum MD5 {
+package enum MD5 {
     /// The 16-byte digest of `bytes`.
-    public static func digest(_ bytes: [UInt8]) -> [UInt8] {
+    package static func digest(_ bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let ok = bytes.withUnsafeBytes { input in
@@ -17,7 +17,7 @@ public enum MD5 {
     }
 
     /// The digest of `bytes` as 32 lowercase hexadecimal characters.
-    public static func hexDigest(_ bytes: [UInt8]) -> String {
+    package static func hexDigest(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         hex.reserveCapacity(32)

@@ -1,9 +1,9 @@
 import CLibCrypto
 
 /// Cryptographically secure random bytes from libcrypto (`RAND_bytes`).
-public enum SecureRandom {
+package enum SecureRandom {
     /// `count` random bytes.
-    public static func bytes(_ count: Int) -> [UInt8] {
+    package static func bytes(_ count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let ok = bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
         // RAND_bytes fails only if the system's entropy source is unusable: nothing safe can continue.

@@ -30,7 +30,7 @@ struct NISTVector: CustomTestStringConvertible, Sendable {
     var section: String
     var key: [UInt8], iv: [UInt8], plaintext: [UInt8], ciphertext: [UInt8]
     var testDescription: String { section }
-    var cryptKey: CryptKey { CryptKey(key, aes256: key.count == 32)! }
+    var aesKey: AESKey { AESKey(padding: key, aes256: key.count == 32) }
 }
 
 private let nistVectors: [NISTVector] = {
@@ -65,10 +65,10 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
     @Test(arguments: nistVectors)
     func encryptsAndDecryptsInEveryChunking(vector: NISTVector) {
         for size in 1...17 {
-            let stream = CFBStream(key: vector.cryptKey, iv: vector.iv)
+            let stream = CFBStream(key: vector.aesKey, iv: vector.iv)
             #expect(run(stream, vector.plaintext, chunk: size, encrypting: true) == vector.ciphertext, "chunk \(size)")
             #expect(stream.offset == vector.plaintext.count)
-            let back = CFBStream(key: vector.cryptKey, iv: vector.iv)
+            let back = CFBStream(key: vector.aesKey, iv: vector.iv)
             #expect(run(back, vector.ciphertext, chunk: size, encrypting: false) == vector.plaintext, "chunk \(size)")
         }
     }
@@ -77,7 +77,7 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
     func continuesFromEveryOffsetOfAnExistingCiphertext(vector: NISTVector) {
         for start in 0...vector.ciphertext.count {
             let prefix = Array(vector.ciphertext.prefix(start))
-            let stream = prefix.withUnsafeBytes { CFBStream(key: vector.cryptKey, iv: vector.iv, continuingAfter: $0) }
+            let stream = prefix.withUnsafeBytes { CFBStream(key: vector.aesKey, iv: vector.iv, continuingAfter: $0) }
             #expect(stream.offset == start)
             let decryptor = stream.copy()
             for size in [1, 5, 16, 17] {
@@ -99,7 +99,7 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
     /// across the 64 KiB chunks of the decryptor, and into a separate destination.
     @Test(arguments: [false, true])
     func bulkCallsMatchTheBlockLoop(aes256: Bool) throws {
-        let key = try #require(CryptKey(Array("bulk-key".utf8), aes256: aes256))
+        let key = AESKey(padding: Array("bulk-key".utf8), aes256: aes256)
         let iv = (0..<16).map { UInt8($0 * 7 + 3) }
         var state: UInt64 = 0x1234_5678
         let plain = (0..<200_003).map { _ -> UInt8 in
@@ -134,7 +134,7 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         // A load decrypts the region, then appends encrypt after it with the same state.
         let vector = nistVectors[0]
         for split in 0...vector.plaintext.count {
-            let stream = CFBStream(key: vector.cryptKey, iv: vector.iv)
+            let stream = CFBStream(key: vector.aesKey, iv: vector.iv)
             let head = run(stream, Array(vector.ciphertext.prefix(split)), chunk: 3, encrypting: false)
             let tail = run(stream, Array(vector.plaintext[split...]), chunk: 5, encrypting: true)
             #expect(head == Array(vector.plaintext.prefix(split)))
@@ -147,33 +147,15 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         var otherKey = vector.key
         otherKey[0] ^= 1
         let wrongKey = run(
-            CFBStream(key: CryptKey(otherKey)!, iv: vector.iv), vector.ciphertext, chunk: 64, encrypting: false)
+            CFBStream(key: AESKey(padding: otherKey, aes256: false), iv: vector.iv), vector.ciphertext, chunk: 64,
+            encrypting: false)
         #expect(wrongKey != vector.plaintext)
         var otherIV = vector.iv
         otherIV[15] ^= 1
-        let wrongIV = run(CFBStream(key: vector.cryptKey, iv: otherIV), vector.ciphertext, chunk: 64, encrypting: false)
+        let wrongIV = run(CFBStream(key: vector.aesKey, iv: otherIV), vector.ciphertext, chunk: 64, encrypting: false)
         #expect(Array(wrongIV.prefix(16)) != Array(vector.plaintext.prefix(16)))
         #expect(
             Array(wrongIV.suffix(32)) == Array(vector.plaintext.suffix(32)), "CFB self-synchronizes after one block")
-    }
-}
-
-@Suite struct CryptKeyTests {
-    @Test func keysArePaddedOrTruncatedLikeMMKV() throws {
-        let short = try #require(CryptKey(Array("MMKVKey0123456".utf8)))
-        #expect(short.bytes == Array("MMKVKey0123456".utf8) + [0, 0])
-        #expect(!short.isAES256)
-        let long = try #require(CryptKey(Array("0123456789abcdefXYZ".utf8)))
-        #expect(long.bytes == Array("0123456789abcdef".utf8))
-        let wide = try #require(CryptKey(Array("key".utf8), aes256: true))
-        #expect(wide.bytes.count == 32 && wide.isAES256)
-        #expect(CryptKey([]) == nil, "an empty key means no encryption")
-    }
-
-    @Test func descriptionsNeverShowKeyMaterial() throws {
-        let key = try #require(CryptKey(Array("TopSecretKey".utf8)))
-        #expect(!"\(key)".contains("TopSecret"))
-        #expect(!String(reflecting: key).contains("84"), "no raw byte values either")
     }
 }
 
@@ -187,7 +169,7 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         #expect(meta.version >= .randomIV)
         var region = Array(data[4..<(4 + Int(meta.actualSize))])
         #expect(CRC32.checksum(region) == meta.crcDigest, "the CRC covers the ciphertext")
-        let stream = CFBStream(key: try #require(CryptKey(Array(key.utf8))), iv: meta.iv.bytes)
+        let stream = CFBStream(key: AESKey(padding: Array(key.utf8), aes256: false), iv: meta.iv.bytes)
         region.withUnsafeMutableBytes { stream.decrypt($0) }
         var live: [String: String] = [:]
         let summary = region.withUnsafeBytes { plain in
@@ -212,7 +194,7 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/case_b")))
         let meta = try MetaInfo(parsing: [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/case_b.crc"))))
         var region = Array(data[4..<(4 + Int(meta.actualSize))])
-        let stream = CFBStream(key: try #require(CryptKey(Array("WrongKey".utf8))), iv: meta.iv.bytes)
+        let stream = CFBStream(key: AESKey(padding: Array("WrongKey".utf8), aes256: false), iv: meta.iv.bytes)
         region.withUnsafeMutableBytes { stream.decrypt($0) }
         var keys: [String] = []
         let summary = region.withUnsafeBytes { plain in

@@ -1,5 +1,4 @@
 import MappedKVFormat
-import MappedKVIO
 
 /// Why a store's files could not be loaded.
 public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertible {
@@ -75,8 +74,8 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The store is open in another process in a mode that cannot share it (single-process
     /// mode against anything else), or in this process with a different configuration.
     case modeConflict(id: String, reason: String)
-    /// A system call failed.
-    case system(SystemError)
+    /// A system call failed: which operation, on which file, with which `errno` (``SystemCallError``).
+    case system(SystemCallError)
     // Storage-level operations (MappedKV+Storage.swift, MappedKV+Backup.swift).
     /// A storage-level operation (remove, restore) was asked for a store this process has open.
     case storeInUse(id: String, operation: String)

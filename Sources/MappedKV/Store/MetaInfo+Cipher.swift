@@ -12,6 +12,6 @@ extension MetaInfo {
 
     /// A cipher stream at the start of the region encrypted under this meta with `key`.
     func regionStream(for key: CryptKey) -> CFBStream {
-        CFBStream(key: key, iv: regionIV(for: key))
+        CFBStream(key: key.aesKey, iv: regionIV(for: key))
     }
 }

@@ -152,7 +152,7 @@ enum StoreBackup {
             return try file.read(count: try file.size(), at: 0)
         } catch {
             if error.errno == ENOENT { return nil }
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
     }
 

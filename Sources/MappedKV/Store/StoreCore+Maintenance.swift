@@ -1,4 +1,3 @@
-import MappedKVCrypto
 import MappedKVFormat
 
 // Maintenance: clearing, trimming, rekeying, key expiry on and off, and flushing. Each is a

@@ -18,7 +18,7 @@ extension StoreCore {
     /// Releases one level of the inter-process lock. A failure closes the store, which releases it.
     func releaseLock(_ kind: LockKind) {
         guard let files else { return }
-        do { try files.lock.unlock(kind) } catch { _ = poison(.system(error)) }
+        do { try files.lock.unlock(kind) } catch { _ = poison(.system(SystemCallError(error))) }
     }
 
     /// Makes the in-memory state current before a read. In the steady state this is three loads

@@ -26,7 +26,7 @@ extension StoreCore {
         guard let key = cryptKey else { return nil }
         let bytes = SecureRandom.bytes(16)
         guard let iv = InitializationVector(bytes) else { return nil }
-        return (iv, CFBStream(key: key, iv: bytes))
+        return (iv, CFBStream(key: key.aesKey, iv: bytes))
     }
 
     /// Makes room for a record of `incomingLength` bytes that does not fit. A region of live

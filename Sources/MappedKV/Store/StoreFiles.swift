@@ -233,7 +233,7 @@ final class StoreFiles {
         let file: FileDescriptor
         do { file = try FileDescriptor.open(location.journalPath, access: .readOnly) } catch {
             if error.errno == ENOENT { return nil }
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
         defer { file.close() }
         let bytes = try systemCall { () throws(SystemError) in try file.read(count: try file.size(), at: 0) }
@@ -254,7 +254,7 @@ final class StoreFiles {
             }
         } catch {
             try? FileDescriptor.remove(location.journalPath)
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
     }
 

@@ -4,5 +4,5 @@ import MappedKVIO
 /// the one place the store wraps system errors.
 @inline(__always)
 func systemCall<R>(_ body: () throws(SystemError) -> R) throws(MappedKVError) -> R {
-    do { return try body() } catch { throw .system(error) }
+    do { return try body() } catch { throw .system(SystemCallError(error)) }
 }

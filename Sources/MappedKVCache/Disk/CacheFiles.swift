@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
 import MappedKVIO
@@ -51,7 +52,7 @@ struct CacheFiles: Sendable {
             let start = bytes.count
             bytes += value
             bytes.withUnsafeMutableBytes { raw in
-                CFBStream(key: cryptKey, iv: iv).encrypt(UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
+                CFBStream(key: cryptKey.aesKey, iv: iv).encrypt(UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
             }
         } else {
             bytes += value
@@ -88,7 +89,7 @@ struct CacheFiles: Sendable {
         else { return nil }
         // Read straight into the value's storage (no zero fill, no second copy), a chunk at a time,
         // each chunk decrypted and checksummed while it is still in the processor's cache.
-        let stream = cryptKey.map { key in CFBStream(key: key, iv: Array(header[6..<22])) }
+        let stream = cryptKey.map { key in CFBStream(key: key.aesKey, iv: Array(header[6..<22])) }
         var crc: UInt32 = 0
         var complete = true
         let value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Logging
 import MappedKV
-import MappedKVCrypto
 
 /// The options that name a store, shared by every subcommand that opens one.
 struct StoreOptions: ParsableArguments {

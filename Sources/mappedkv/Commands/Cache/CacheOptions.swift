@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Logging
 import MappedKVCache
-import MappedKVCrypto
 import MappedKVIO
 
 /// The options that name and configure a disk cache, shared by every `mappedkv cache` subcommand.

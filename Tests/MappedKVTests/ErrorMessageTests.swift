@@ -29,6 +29,10 @@ struct ErrorMessageTests {
         (.unsupported("version 9 meta files"), ["version 9"]),
         (.modeConflict(id: "prefs", reason: "another process has it open"), ["'prefs'", "another process"]),
         (.system(SystemCallError(operation: "open", path: "/x", errno: ENOENT)), ["open", "/x"]),
+        (
+            .crypto("libcrypto could not allocate a cipher context"),
+            ["cryptographic", "cipher context", "nothing was committed"]
+        ),
     ]
 
     @Test func everyCaseHasASpecificMessageAndTheSameLocalizedDescription() {

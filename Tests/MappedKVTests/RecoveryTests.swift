@@ -275,7 +275,7 @@ struct RecoveryTests {
     func inspectorVerdictOnShortMeta() throws {
         // The minimized input: a 1-byte meta file beside an empty data file.
         let location = try StoreLocation(id: "s", directory: "/nonexistent")
-        let report = StoreInspector.inspect(location: location, dataFile: [], metaFile: [0x5B])
+        let report = try StoreInspector.inspect(location: location, dataFile: [], metaFile: [0x5B])
         guard case .damaged(let event) = report.verdict else {
             Issue.record("verdict \(report.verdict) for a 1-byte meta file")
             return

@@ -85,7 +85,7 @@ struct RecoveryTests {
         try reopened.set("after", forKey: "new")
         reopened.close()
         #expect(
-            StoreInspector.inspect(
+            try StoreInspector.inspect(
                 location: try StoreLocation(id: "s", directory: dir.path),
                 dataFile: fileBytes(dir.file("s")), metaFile: fileBytes(dir.file("s.crc")),
                 cryptKey: key

@@ -80,7 +80,6 @@ let package = Package(
                 "MappedKV",
                 "MappedKVCache",
                 "MappedKVCollections",
-                "MappedKVCrypto",
                 "MappedKVFormat",
                 "MappedKVIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -92,7 +91,7 @@ let package = Package(
         .testTarget(name: "MappedKVIOTests", dependencies: ["MappedKVIO"]),
         .testTarget(
             name: "MappedKVCacheTests",
-            dependencies: ["MappedKVCache", "MappedKV", "MappedKVCrypto", "MappedKVFormat", "MappedKVIO"]),
+            dependencies: ["MappedKVCache", "MappedKV", "MappedKVFormat", "MappedKVIO"]),
         .testTarget(
             name: "MappedKVCollectionsTests", dependencies: ["MappedKVCollections", "MappedKV", "MappedKVFormat"]),
         .testTarget(
@@ -100,7 +99,7 @@ let package = Package(
         .testTarget(
             name: "MappedKVCLITests",
             dependencies: [
-                "mappedkv", "MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVFormat", "MappedKVCrypto",
+                "mappedkv", "MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVFormat",
             ]),
     ]
 )

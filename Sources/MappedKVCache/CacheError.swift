@@ -1,4 +1,5 @@
 import MappedKV
+import MappedKVCrypto
 import MappedKVIO
 
 /// An error from a cache: the manifest store's, a system call's, or a bad argument.
@@ -6,7 +7,10 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The manifest store failed (damage, a wrong key, a mode conflict, an I/O error).
     case store(MappedKVError)
     /// A file operation on a value file, the temporary folder or the trim lock failed.
-    case system(SystemError)
+    case system(SystemCallError)
+    /// libcrypto or the system's random-number source failed while encrypting or decrypting a
+    /// value file; the string says which. The entry was neither written nor removed.
+    case crypto(String)
     /// A key is empty or too long for the manifest.
     case invalidKey(reason: String)
     /// An argument (directory, limit, threshold) is unusable.
@@ -19,6 +23,7 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .store(let error): "cache manifest: \(error)"
         case .system(let error): "cache files: \(error)"
+        case .crypto(let detail): "cache files: a cryptographic operation failed: \(detail)"
         case .invalidKey(let reason): "invalid cache key: \(reason)"
         case .invalidArgument(let reason): "invalid argument: \(reason)"
         case .closed: "the cache was closed"
@@ -35,5 +40,11 @@ func manifestCall<R>(_ body: () throws(MappedKVError) -> R) throws(CacheError) -
 /// Runs a file operation, turning its error into ``CacheError/system(_:)``.
 @inline(__always)
 func fileCall<R>(_ body: () throws(SystemError) -> R) throws(CacheError) -> R {
-    do { return try body() } catch { throw .system(error) }
+    do { return try body() } catch { throw .system(SystemCallError(error)) }
+}
+
+/// Runs a call into the crypto layer, turning its failure into ``CacheError/crypto(_:)``.
+@inline(__always)
+func cryptoCall<R>(_ body: () throws(CryptoFailure) -> R) throws(CacheError) -> R {
+    do { return try body() } catch { throw .crypto(error.description) }
 }

@@ -4,7 +4,7 @@
 /// the current block. Bytes may be processed in any chunking; encryption and decryption advance
 /// the same state, so a stream that decrypted a region can go on to encrypt appends after it.
 /// A stream can also be placed at any offset of an existing ciphertext without decrypting it.
-public final class CFBStream {
+package final class CFBStream {
     private let cipher: AESBlockCipher
     /// Holds the current keystream block, overwritten byte by byte with ciphertext as it is produced.
     /// 16 bytes owned by this stream (a fixed buffer: no array checks on the per-byte path).
@@ -16,16 +16,20 @@ public final class CFBStream {
     /// How many bytes of the current block have been used (0 to 15).
     private var num: Int
     /// The stream offset of the next byte.
-    public private(set) var offset: Int
+    package private(set) var offset: Int
     #else
     @exclusivity(unchecked) private var num: Int
-    @exclusivity(unchecked) public private(set) var offset: Int
+    @exclusivity(unchecked) package private(set) var offset: Int
     #endif
 
     /// A stream at offset 0 with `iv`.
-    public init(key: CryptKey, iv: [UInt8]) {
+    ///
+    /// - Precondition: `iv` is 16 bytes (the package's callers take it from a meta file's IV field,
+    ///   a key's first 16 bytes or 16 random bytes).
+    /// - Throws: ``CryptoFailure`` if libcrypto cannot set up the cipher.
+    package init(key: AESKey, iv: [UInt8]) throws(CryptoFailure) {
         precondition(iv.count == 16, "an AES-CFB IV is 16 bytes")
-        cipher = AESBlockCipher(key: key)
+        cipher = try AESBlockCipher(key: key)
         register = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
         register.initialize(from: iv, count: 16)
         num = 0
@@ -36,8 +40,10 @@ public final class CFBStream {
     ///
     /// Only the last one or two blocks are read: keystream block k is the encryption of
     /// ciphertext block k - 1 (the IV for block 0).
-    public convenience init(key: CryptKey, iv: [UInt8], continuingAfter ciphertext: UnsafeRawBufferPointer) {
-        self.init(key: key, iv: iv)
+    package convenience init(
+        key: AESKey, iv: [UInt8], continuingAfter ciphertext: UnsafeRawBufferPointer
+    ) throws(CryptoFailure) {
+        try self.init(key: key, iv: iv)
         let position = ciphertext.count
         let blockStart = position / 16 * 16
         if blockStart >= 16 {
@@ -48,14 +54,14 @@ public final class CFBStream {
         // state an encryptor would have after producing it.
         if position > blockStart {
             var tail = Array(ciphertext[blockStart..<position])
-            tail.withUnsafeMutableBytes { decrypt($0) }
+            try decrypt(&tail)
         }
     }
 
     deinit { register.deallocate() }
 
     /// An independent copy of this stream's state.
-    public func copy() -> CFBStream {
+    package func copy() -> CFBStream {
         let twin = CFBStream(cipher: cipher, register: register, num: num, offset: offset)
         return twin
     }
@@ -69,25 +75,55 @@ public final class CFBStream {
     }
 
     /// Encrypts `bytes` in place, continuing the stream.
-    public func encrypt(_ bytes: UnsafeMutableRawBufferPointer) {
-        process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: true)
+    ///
+    /// On a thrown ``CryptoFailure`` the bytes and the stream's state are unspecified: the stream
+    /// must not be used again.
+    package func encrypt(_ bytes: UnsafeMutableRawBufferPointer) throws(CryptoFailure) {
+        try process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: true)
     }
 
-    /// Encrypts `source` into `destination` (at least as long), continuing the stream; the
-    /// destination never holds the plaintext, even for a moment.
-    public func encrypt(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) {
+    /// Encrypts `source` into `destination`, continuing the stream; the destination never holds
+    /// the plaintext, even for a moment.
+    ///
+    /// - Precondition: `destination` is at least as long as `source`.
+    package func encrypt(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer
+    ) throws(CryptoFailure) {
         precondition(destination.count >= source.count, "encryption destination too small")
-        process(source, into: destination, encrypting: true)
+        try process(source, into: destination, encrypting: true)
     }
 
     /// Decrypts `bytes` in place, continuing the stream.
-    public func decrypt(_ bytes: UnsafeMutableRawBufferPointer) {
-        process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: false)
+    package func decrypt(_ bytes: UnsafeMutableRawBufferPointer) throws(CryptoFailure) {
+        try process(UnsafeRawBufferPointer(bytes), into: bytes, encrypting: false)
+    }
+
+    /// Encrypts `bytes[start...]` in place, continuing the stream.
+    package func encrypt(_ bytes: inout [UInt8], from start: Int = 0) throws(CryptoFailure) {
+        try inPlace(&bytes, from: start, encrypting: true)
+    }
+
+    /// Decrypts `bytes[start...]` in place, continuing the stream.
+    package func decrypt(_ bytes: inout [UInt8], from start: Int = 0) throws(CryptoFailure) {
+        try inPlace(&bytes, from: start, encrypting: false)
+    }
+
+    private func inPlace(_ bytes: inout [UInt8], from start: Int, encrypting: Bool) throws(CryptoFailure) {
+        var failure: CryptoFailure?
+        bytes.withUnsafeMutableBytes { all in
+            let part = UnsafeMutableRawBufferPointer(rebasing: all[start...])
+            do throws(CryptoFailure) {
+                try process(UnsafeRawBufferPointer(part), into: part, encrypting: encrypting)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
     }
 
     private func process(
         _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, encrypting: Bool
-    ) {
+    ) throws(CryptoFailure) {
         guard let input = source.baseAddress?.assumingMemoryBound(to: UInt8.self),
             let data = destination.baseAddress?.assumingMemoryBound(to: UInt8.self), !source.isEmpty
         else { return }
@@ -100,17 +136,17 @@ public final class CFBStream {
         if position == 0 && count >= Self.bulkThreshold {
             let whole = count / 16 * 16
             if encrypting {
-                cipher.cfbEncrypt(iv: reg, input, data, count: whole)
+                try cipher.cfbEncrypt(iv: reg, input, data, count: whole)
                 reg.update(from: data + whole - 16, count: 16)
             } else {
-                decryptWholeBlocks(input, data, count: whole, register: reg)
+                try decryptWholeBlocks(input, data, count: whole, register: reg)
             }
             index = whole
         }
         while index < count {
             if position == 0 {
                 // A new block: its keystream is the encryption of the previous ciphertext block.
-                cipher.encryptBlocks(reg, reg, count: 16)
+                try cipher.encryptBlocks(reg, reg, count: 16)
             }
             // The rest of this block, or of the input: out = in ^ keystream, and the register
             // takes the ciphertext byte in place of the keystream byte it used.
@@ -164,7 +200,7 @@ public final class CFBStream {
     private func decryptWholeBlocks(
         _ input: UnsafePointer<UInt8>, _ data: UnsafeMutablePointer<UInt8>, count: Int,
         register reg: UnsafeMutablePointer<UInt8>
-    ) {
+    ) throws(CryptoFailure) {
         let chunkBytes = 64 * 1024
         let keystream = UnsafeMutablePointer<UInt8>.allocate(capacity: min(count, chunkBytes))
         defer { keystream.deallocate() }
@@ -172,8 +208,8 @@ public final class CFBStream {
         while done < count {
             let chunk = min(count - done, chunkBytes)
             // Keystream before any output: with input == data, the output overwrites the ciphertext.
-            cipher.encryptBlocks(reg, keystream, count: 16)
-            if chunk > 16 { cipher.encryptBlocks(input + done, keystream + 16, count: chunk - 16) }
+            try cipher.encryptBlocks(reg, keystream, count: 16)
+            if chunk > 16 { try cipher.encryptBlocks(input + done, keystream + 16, count: chunk - 16) }
             reg.update(from: input + done + chunk - 16, count: 16)
             // Whole words (the chunk is a multiple of 16 bytes); the input may be the output.
             for word in stride(from: 0, to: chunk, by: 8) {

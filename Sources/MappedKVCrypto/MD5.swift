@@ -1,9 +1,9 @@
 import CLibCrypto
 
 /// MD5 through libcrypto, used only to name files as MMKV does (never for security).
-public enum MD5 {
+package enum MD5 {
     /// The 16-byte digest of `bytes`.
-    public static func digest(_ bytes: [UInt8]) -> [UInt8] {
+    package static func digest(_ bytes: [UInt8]) throws(CryptoFailure) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let ok = bytes.withUnsafeBytes { input in
@@ -12,16 +12,16 @@ public enum MD5 {
             }
         }
         // EVP_Digest with MD5 fails only if libcrypto cannot allocate a context.
-        precondition(ok == 1, "libcrypto could not compute MD5")
+        guard ok == 1 else { throw CryptoFailure("compute an MD5 digest") }
         return Array(digest.prefix(Int(length)))
     }
 
     /// The digest of `bytes` as 32 lowercase hexadecimal characters.
-    public static func hexDigest(_ bytes: [UInt8]) -> String {
+    package static func hexDigest(_ bytes: [UInt8]) throws(CryptoFailure) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         hex.reserveCapacity(32)
-        for byte in digest(bytes) {
+        for byte in try digest(bytes) {
             hex.append(digits[Int(byte >> 4)])
             hex.append(digits[Int(byte & 0x0F)])
         }

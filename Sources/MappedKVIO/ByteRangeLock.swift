@@ -6,14 +6,14 @@ import Glibc
 /// interact with `flock` on Linux. MappedKV uses one on byte 1 of the `.crc` file to detect a store
 /// opened in single-process mode by one process and in multi-process mode (or single-process mode)
 /// by another, as Android MMKV does. They are released when the descriptor is closed.
-public enum ByteRangeLock {
+package enum ByteRangeLock {
     /// `F_OFD_SETLK` (the same value on every Linux architecture).
     private static let setLockCommand: Int32 = 37
 
     /// Tries to lock `length` bytes at `offset` of `file`, shared (read) or exclusive (write).
     ///
     /// - Returns: false if another open file description holds a conflicting lock.
-    public static func tryLock(
+    package static func tryLock(
         _ file: FileDescriptor, offset: Int, length: Int, kind: LockKind
     ) throws(SystemError) -> Bool {
         var request = Glibc.flock()
@@ -36,7 +36,7 @@ public enum ByteRangeLock {
 
     /// Whether another open file description holds a lock on any of the `length` bytes at
     /// `offset` of `file` (locks of `file`'s own description do not count). Nothing is taken.
-    public static func isLockedByOthers(_ file: FileDescriptor, offset: Int, length: Int) throws(SystemError) -> Bool {
+    package static func isLockedByOthers(_ file: FileDescriptor, offset: Int, length: Int) throws(SystemError) -> Bool {
         var request = Glibc.flock()
         request.l_type = Int16(F_WRLCK)
         request.l_whence = Int16(SEEK_SET)

@@ -1,9 +1,9 @@
 import Glibc
 
 /// Directory helpers.
-public enum Directory {
+package enum Directory {
     /// Creates `path` and any missing parents with mode 0700; existing directories are fine.
-    public static func create(_ path: String) throws(SystemError) {
+    package static func create(_ path: String) throws(SystemError) {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += component
@@ -20,13 +20,13 @@ public enum Directory {
     }
 
     /// Whether a file exists at `path`.
-    public static func fileExists(_ path: String) -> Bool {
+    package static func fileExists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
     }
 
     /// The names in the directory at `path` (not `.` or `..`), in no particular order.
-    public static func entries(_ path: String) throws(SystemError) -> [String] {
+    package static func entries(_ path: String) throws(SystemError) -> [String] {
         guard let stream = opendir(path) else { throw SystemError("opendir", path: path, errno: Glibc.errno) }
         defer { closedir(stream) }
         var names: [String] = []
@@ -40,19 +40,19 @@ public enum Directory {
     }
 
     /// Whether `path` names a regular file (symbolic links followed).
-    public static func isRegularFile(_ path: String) -> Bool {
+    package static func isRegularFile(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// Whether `path` names a directory (symbolic links followed).
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Renames `source` to `destination`, replacing it atomically if it exists (`rename(2)`).
-    public static func rename(_ source: String, to destination: String) throws(SystemError) {
+    package static func rename(_ source: String, to destination: String) throws(SystemError) {
         _ = try syscall("rename", path: source) { Glibc.rename(source, destination) }
     }
 }

@@ -3,14 +3,14 @@ import Glibc
 /// An open file, owned by whoever holds it: close it exactly once.
 ///
 /// Every call retries on `EINTR` and throws ``SystemError``.
-public struct FileDescriptor: Sendable {
+package struct FileDescriptor: Sendable {
     /// The descriptor number.
-    public let rawValue: Int32
+    package let rawValue: Int32
     /// The path the file was opened at, for error messages.
-    public let path: String
+    package let path: String
 
     /// How a file is opened.
-    public enum Access: Sendable {
+    package enum Access: Sendable {
         /// Read only; the file must exist.
         case readOnly
         /// Read and write; the file is created with mode 0600 if missing.
@@ -24,7 +24,7 @@ public struct FileDescriptor: Sendable {
     }
 
     /// Opens `path` with close-on-exec.
-    public static func open(_ path: String, access: Access) throws(SystemError) -> FileDescriptor {
+    package static func open(_ path: String, access: Access) throws(SystemError) -> FileDescriptor {
         let flags: Int32 =
             switch access {
             case .readOnly: O_RDONLY | O_CLOEXEC
@@ -38,32 +38,32 @@ public struct FileDescriptor: Sendable {
     }
 
     /// Closes the descriptor. `EINTR` from close is not retried: on Linux the descriptor is already gone.
-    public func close() {
+    package func close() {
         _ = Glibc.close(rawValue)
     }
 
     /// The file's current size in bytes.
-    public func size() throws(SystemError) -> Int {
+    package func size() throws(SystemError) -> Int {
         var info = stat()
         _ = try syscall("fstat", path: path) { fstat(rawValue, &info) }
         return Int(info.st_size)
     }
 
     /// How many directory entries name the file (0 once it has been deleted).
-    public func linkCount() throws(SystemError) -> Int {
+    package func linkCount() throws(SystemError) -> Int {
         var info = stat()
         _ = try syscall("fstat", path: path) { fstat(rawValue, &info) }
         return Int(info.st_nlink)
     }
 
     /// Sets the file's size; growth reads back as zeros.
-    public func truncate(to size: Int) throws(SystemError) {
+    package func truncate(to size: Int) throws(SystemError) {
         _ = try syscall("ftruncate", path: path) { ftruncate(rawValue, off_t(size)) }
     }
 
     /// Grows the file to at least `size` bytes with disk blocks reserved, so that writes through a
     /// mapping cannot fault for lack of space. Falls back to `ftruncate` where `fallocate` is unsupported.
-    public func allocate(upTo size: Int) throws(SystemError) {
+    package func allocate(upTo size: Int) throws(SystemError) {
         let current = try self.size()
         guard size > current else { return }
         do {
@@ -76,7 +76,7 @@ public struct FileDescriptor: Sendable {
     }
 
     /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
-    public func read(count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
+    package func read(count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
         guard count > 0 else { return [] }
         var result: Result<Int, SystemError> = .success(0)
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
@@ -90,7 +90,7 @@ public struct FileDescriptor: Sendable {
     }
 
     /// Reads into `buffer` at `offset` until it is full or the file ends; returns the bytes read.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
@@ -104,7 +104,7 @@ public struct FileDescriptor: Sendable {
     }
 
     /// Writes all of `bytes` at `offset`.
-    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(SystemError) {
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(SystemError) {
         guard let base = bytes.baseAddress else { return }
         var done = 0
         while done < bytes.count {
@@ -116,12 +116,12 @@ public struct FileDescriptor: Sendable {
     }
 
     /// Flushes the file's data to disk (`fdatasync`).
-    public func synchronize() throws(SystemError) {
+    package func synchronize() throws(SystemError) {
         _ = try syscall("fdatasync", path: path) { fdatasync(rawValue) }
     }
 
     /// Removes the file at `path`; a missing file is not an error.
-    public static func remove(_ path: String) throws(SystemError) {
+    package static func remove(_ path: String) throws(SystemError) {
         if unlink(path) != 0 && Glibc.errno != ENOENT {
             throw SystemError("unlink", path: path, errno: Glibc.errno)
         }

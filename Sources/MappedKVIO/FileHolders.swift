@@ -10,10 +10,10 @@ import Glibc
 /// Open file description locks (the store's mode lock) show no owner in `/proc/locks`, so an error
 /// about a lock held elsewhere names the processes that have the locked file open instead. This
 /// reads every process's descriptor table: use it on error paths only.
-public enum FileHolders {
+package enum FileHolders {
     /// "another process", with the IDs of the processes that have `path` open when they can be
     /// seen: the subject of an error message about a conflicting opener.
-    public static func describe(holding path: String) -> String {
+    package static func describe(holding path: String) -> String {
         let holders = processIDs(holding: path)
         return holders.isEmpty
             ? "another process" : "another process (pid \(holders.map(String.init).joined(separator: ", ")))"
@@ -21,7 +21,7 @@ public enum FileHolders {
 
     /// The IDs of the other processes that have `path` open, in increasing order; empty when none
     /// can be seen (no `/proc`, or the holders belong to another user).
-    public static func processIDs(holding path: String) -> [Int32] {
+    package static func processIDs(holding path: String) -> [Int32] {
         guard let target = FileIdentity(path: path), let processes = opendir("/proc") else { return [] }
         defer { closedir(processes) }
         let ownID = getpid()

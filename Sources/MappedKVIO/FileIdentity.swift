@@ -1,14 +1,14 @@
 import Glibc
 
 /// A file's device and inode numbers: the same file under any path.
-public struct FileIdentity: Hashable, Sendable {
+package struct FileIdentity: Hashable, Sendable {
     /// The device number.
-    public let device: UInt64
+    package let device: UInt64
     /// The inode number.
-    public let inode: UInt64
+    package let inode: UInt64
 
     /// The identity of the file at `path`, or nil if there is none (or it cannot be examined).
-    public init?(path: String) {
+    package init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         device = UInt64(info.st_dev)
@@ -16,7 +16,7 @@ public struct FileIdentity: Hashable, Sendable {
     }
 
     /// The identity of an open file.
-    public init(_ file: FileDescriptor) throws(SystemError) {
+    package init(_ file: FileDescriptor) throws(SystemError) {
         var info = stat()
         _ = try syscall("fstat", path: file.path) { fstat(file.rawValue, &info) }
         device = UInt64(info.st_dev)

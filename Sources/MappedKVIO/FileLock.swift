@@ -1,7 +1,7 @@
 import Glibc
 
 /// Which kind of inter-process lock to take.
-public enum LockKind: Sendable, Equatable {
+package enum LockKind: Sendable, Equatable {
     /// Many holders at once: readers.
     case shared
     /// One holder: writers.
@@ -17,26 +17,26 @@ public enum LockKind: Sendable, Equatable {
 /// same file in one process block each other.
 ///
 /// Not thread-safe: the owner serializes calls.
-public final class FileLock {
+package final class FileLock {
     /// The locked file.
-    public let file: FileDescriptor
+    package let file: FileDescriptor
     /// Nested shared locks held.
-    public private(set) var sharedCount = 0
+    package private(set) var sharedCount = 0
     /// Nested exclusive locks held.
-    public private(set) var exclusiveCount = 0
+    package private(set) var exclusiveCount = 0
 
     /// A lock on `file`, initially not held.
-    public init(_ file: FileDescriptor) { self.file = file }
+    package init(_ file: FileDescriptor) { self.file = file }
 
     /// Whether any lock is held.
-    public var isHeld: Bool { sharedCount > 0 || exclusiveCount > 0 }
+    package var isHeld: Bool { sharedCount > 0 || exclusiveCount > 0 }
 
     /// Takes the lock, blocking while another process holds a conflicting one.
     ///
     /// - Returns: true if the file's lock state changed (a first lock or an upgrade), which means
     ///   another process may have written since this process last looked.
     @discardableResult
-    public func lock(_ kind: LockKind) throws(SystemError) -> Bool {
+    package func lock(_ kind: LockKind) throws(SystemError) -> Bool {
         switch kind {
         case .shared:
             if isHeld {
@@ -68,7 +68,7 @@ public final class FileLock {
     /// Takes the exclusive lock only if no other process holds the file locked.
     ///
     /// - Returns: nil if the lock is busy; otherwise whether the lock state changed, as ``lock(_:)``.
-    public func tryLockExclusive() throws(SystemError) -> Bool? {
+    package func tryLockExclusive() throws(SystemError) -> Bool? {
         if exclusiveCount > 0 {
             exclusiveCount += 1
             return false
@@ -83,7 +83,7 @@ public final class FileLock {
     }
 
     /// Releases one level of `kind`; the last exclusive level downgrades to shared if shared levels remain.
-    public func unlock(_ kind: LockKind) throws(SystemError) {
+    package func unlock(_ kind: LockKind) throws(SystemError) {
         switch kind {
         case .shared:
             precondition(sharedCount > 0, "unlocking a shared lock that is not held")

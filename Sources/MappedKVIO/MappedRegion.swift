@@ -4,7 +4,7 @@ import Glibc
 ///
 /// The mapping is released by ``unmap()`` or when the region is deinitialized. Never touch
 /// ``bytes`` beyond ``length``: that length was checked against the file when it was mapped.
-public final class MappedRegion {
+package final class MappedRegion {
     /// Where the current mapping is recorded. Every append and every multi-process read loads it,
     /// so it lives behind a pointer fixed for the region's life rather than in a `var`, whose
     /// every access from another module pays a dynamic exclusivity check. The owner serializes
@@ -12,17 +12,17 @@ public final class MappedRegion {
     @usableFromInline let current: UnsafeMutablePointer<UnsafeMutableRawBufferPointer>
 
     /// The mapped bytes.
-    @inlinable public var bytes: UnsafeMutableRawBufferPointer { current.pointee }
+    @inlinable package var bytes: UnsafeMutableRawBufferPointer { current.pointee }
     /// Whether the mapping allows writes.
-    public let isWritable: Bool
+    package let isWritable: Bool
     /// The path of the mapped file, for error messages.
-    public let path: String
+    package let path: String
 
     /// The number of mapped bytes.
-    @inlinable public var length: Int { bytes.count }
+    @inlinable package var length: Int { bytes.count }
 
     /// Maps `length` bytes of `file` from offset 0 with `MAP_SHARED`.
-    public init(file: FileDescriptor, length: Int, writable: Bool) throws(SystemError) {
+    package init(file: FileDescriptor, length: Int, writable: Bool) throws(SystemError) {
         self.isWritable = writable
         self.path = file.path
         let mapping = try Self.map(file: file, length: length, writable: writable)
@@ -36,20 +36,20 @@ public final class MappedRegion {
     }
 
     /// Replaces the mapping with one of `length` bytes of `file`.
-    public func remap(file: FileDescriptor, length: Int) throws(SystemError) {
+    package func remap(file: FileDescriptor, length: Int) throws(SystemError) {
         let fresh = try Self.map(file: file, length: length, writable: isWritable)
         unmap()
         current.pointee = fresh
     }
 
     /// Writes dirty pages back to the file and waits for the write.
-    public func synchronize() throws(SystemError) {
+    package func synchronize() throws(SystemError) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         _ = try syscall("msync", path: path) { msync(base, bytes.count, MS_SYNC) }
     }
 
     /// Releases the mapping; later accesses see an empty region.
-    public func unmap() {
+    package func unmap() {
         if let base = bytes.baseAddress, !bytes.isEmpty { munmap(base, bytes.count) }
         current.pointee = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     }

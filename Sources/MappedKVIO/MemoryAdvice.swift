@@ -1,14 +1,14 @@
 import Glibc
 
 /// Hints to the kernel about how process memory will be used (`madvise`).
-public enum MemoryAdvice {
+package enum MemoryAdvice {
     /// The size of a transparent huge page on x86-64 and most arm64 kernels.
-    public static let hugePageSize = 2 << 20
+    package static let hugePageSize = 2 << 20
 
     /// Asks for transparent huge pages over the 2 MiB-aligned part of `region`, before it is first
     /// touched. A table probed at random addresses then costs far fewer TLB misses. Purely a hint:
     /// kernels without THP, or with it set to `never`, ignore it, and so does this call on failure.
-    public static func preferHugePages(_ region: UnsafeMutableRawBufferPointer) {
+    package static func preferHugePages(_ region: UnsafeMutableRawBufferPointer) {
         guard let base = region.baseAddress else { return }
         let address = UInt(bitPattern: base)
         let start = (address + UInt(hugePageSize) - 1) & ~UInt(hugePageSize - 1)

@@ -7,24 +7,24 @@ import Glibc
 /// The shared-memory lock (``SharedMemoryLock``) stores the holder's identity in its lock word, so
 /// that a waiter can tell a holder that is still running from one that died (killed, crashed)
 /// without releasing it. Processes that share a lock must see one PID namespace.
-public struct ProcessIdentity: Equatable, Sendable {
+package struct ProcessIdentity: Equatable, Sendable {
     /// The packed form: process ID in bits 32...63, start time (low 31 bits) in bits 1...31, bit 0 clear.
-    public let word: UInt64
+    package let word: UInt64
 
     /// The identity held in a lock word (its lowest bit ignored).
-    public init(word: UInt64) { self.word = word & ~1 }
+    package init(word: UInt64) { self.word = word & ~1 }
 
     /// Packs a process ID and start time.
-    public init(processID: Int32, startTime: UInt64) {
+    package init(processID: Int32, startTime: UInt64) {
         word = UInt64(UInt32(bitPattern: processID)) << 32 | (startTime & 0x7FFF_FFFF) << 1
     }
 
     /// The process ID.
-    public var processID: Int32 { Int32(bitPattern: UInt32(truncatingIfNeeded: word >> 32)) }
+    package var processID: Int32 { Int32(bitPattern: UInt32(truncatingIfNeeded: word >> 32)) }
 
     /// This process, read once. A child made by `fork` without `exec` inherits its parent's value,
     /// so such a child must not take locks that its parent's identity may hold.
-    public static let current: ProcessIdentity = {
+    package static let current: ProcessIdentity = {
         let id = getpid()
         return ProcessIdentity(processID: id, startTime: startTime(of: id) ?? 0)
     }()
@@ -32,7 +32,7 @@ public struct ProcessIdentity: Equatable, Sendable {
     /// Whether the process this identity names is still running: false when no process has its
     /// ID, the one that has it started at another time (the ID was reused), or it is a zombie
     /// (all its threads have exited and it only waits for its parent to reap it).
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         let id = processID
         // This process's ID: running if the identity is this process's, not an earlier holder of the ID.
         if id == ProcessIdentity.current.processID { return self == ProcessIdentity.current }
@@ -49,7 +49,7 @@ public struct ProcessIdentity: Equatable, Sendable {
     }
 
     /// The start time of process `id` in clock ticks since boot, or nil if it cannot be read.
-    public static func startTime(of id: Int32) -> UInt64? { status(of: id)?.startTime }
+    package static func startTime(of id: Int32) -> UInt64? { status(of: id)?.startTime }
 
     /// The state letter and start time from `/proc/<id>/stat`, or nil if it cannot be read.
     static func status(of id: Int32) -> (state: UInt8, startTime: UInt64)? {

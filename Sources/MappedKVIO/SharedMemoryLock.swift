@@ -26,16 +26,16 @@ import Glibc
 ///
 /// Not thread-safe: the owner serializes calls, as for ``FileLock``. Within one process, two
 /// instances on the same file block each other, like two descriptors of one `flock`ed file.
-public final class SharedMemoryLock {
+package final class SharedMemoryLock {
     /// The file's size.
-    public static let fileSize = 4096
+    package static let fileSize = 4096
     /// The magic at the start of the file.
-    public static let magic: [UInt8] = Array("MKVLOCK1".utf8)
+    package static let magic: [UInt8] = Array("MKVLOCK1".utf8)
     /// How long a waiter sleeps before it checks whether the holder is still running.
-    public static let ownerCheckInterval: Int64 = 20_000_000
+    package static let ownerCheckInterval: Int64 = 20_000_000
 
     /// The lock file's path.
-    public let path: String
+    package let path: String
     // Every lock and unlock reads and writes the counts. Release builds skip the dynamic
     // exclusivity checks on them (they cost more than the atomic operations), which is sound
     // because the owner serializes every call; debug builds keep the checks.
@@ -44,12 +44,12 @@ public final class SharedMemoryLock {
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
-    public private(set) var sharedCount = 0
+    package private(set) var sharedCount = 0
     /// Nested exclusive locks held.
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
-    public private(set) var exclusiveCount = 0
+    package private(set) var exclusiveCount = 0
 
     private let file: FileDescriptor
     private let region: MappedRegion
@@ -78,7 +78,7 @@ public final class SharedMemoryLock {
 
     /// Releases every level held, as closing a `flock`ed descriptor does: for an owner that closes
     /// the store while it may still hold the lock (after an I/O failure).
-    public func releaseAll() {
+    package func releaseAll() {
         guard isHeld else { return }
         sharedCount = 0
         exclusiveCount = 0
@@ -86,13 +86,13 @@ public final class SharedMemoryLock {
     }
 
     /// Whether any lock is held.
-    public var isHeld: Bool { sharedCount > 0 || exclusiveCount > 0 }
+    package var isHeld: Bool { sharedCount > 0 || exclusiveCount > 0 }
 
     /// Opens the lock file at `path`, creating it whole if it does not exist (written under a
     /// temporary name and linked into place, so no opener ever sees it half written).
     ///
     /// - Throws: ``SystemError``; `EINVAL` for a file that exists but is not a lock file.
-    public static func open(_ path: String) throws(SystemError) -> SharedMemoryLock {
+    package static func open(_ path: String) throws(SystemError) -> SharedMemoryLock {
         if !Directory.fileExists(path) { try create(path) }
         let file = try FileDescriptor.open(path, access: .readWriteCreate)
         do throws(SystemError) {
@@ -138,7 +138,7 @@ public final class SharedMemoryLock {
     ///   written since this instance last released it: a different holder came between, or the
     ///   previous holder died holding it. Nested requests only count and return false.
     @discardableResult
-    public func lock(_ kind: LockKind) throws(SystemError) -> Bool {
+    package func lock(_ kind: LockKind) throws(SystemError) -> Bool {
         if isHeld {
             count(kind, by: 1)
             return false
@@ -151,7 +151,7 @@ public final class SharedMemoryLock {
     /// Takes the exclusive lock only if no other process holds it (or its holder has died).
     ///
     /// - Returns: nil if the lock is busy; otherwise whether the lock state changed, as ``lock(_:)``.
-    public func tryLockExclusive() throws(SystemError) -> Bool? {
+    package func tryLockExclusive() throws(SystemError) -> Bool? {
         if isHeld {
             exclusiveCount += 1
             return false
@@ -169,7 +169,7 @@ public final class SharedMemoryLock {
     }
 
     /// Releases one level of `kind`; the lock is released when no level is left.
-    public func unlock(_ kind: LockKind) throws(SystemError) {
+    package func unlock(_ kind: LockKind) throws(SystemError) {
         switch kind {
         case .shared: precondition(sharedCount > 0, "unlocking a shared lock that is not held")
         case .exclusive: precondition(exclusiveCount > 0, "unlocking an exclusive lock that is not held")

@@ -5,7 +5,7 @@ import Glibc
 /// - Returns: the call's non-negative result.
 /// - Throws: ``SystemError`` for any other failure.
 @inlinable
-public func syscall<T: FixedWidthInteger>(
+package func syscall<T: FixedWidthInteger>(
     _ operation: String, path: String? = nil, _ body: () -> T
 ) throws(SystemError) -> T {
     while true {
@@ -19,7 +19,7 @@ public func syscall<T: FixedWidthInteger>(
 
 /// Runs a call that returns an error number directly (like `posix_fallocate`), retrying on `EINTR`.
 @inlinable
-public func syscallReturningErrno(
+package func syscallReturningErrno(
     _ operation: String, path: String? = nil, _ body: () -> Int32
 ) throws(SystemError) {
     while true {

@@ -1,6 +1,5 @@
 import Foundation
 import MappedKV
-import MappedKVCrypto
 import Testing
 
 /// Write batches across real processes: `mappedkv apply --multi-process` writes runs of 100 sets

@@ -1,6 +1,5 @@
 import Foundation
 import MappedKV
-import MappedKVCrypto
 import Synchronization
 import Testing
 

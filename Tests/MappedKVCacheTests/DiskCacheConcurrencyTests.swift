@@ -3,8 +3,8 @@
 // count, trim and clear, does not crash, every read returns nil or exactly one of the values some
 // task put for that key, and the cache is consistent (no orphans, files match records) afterwards.
 import Foundation
+import MappedKV
 import MappedKVCache
-import MappedKVCrypto
 import Testing
 
 @Suite struct DiskCacheConcurrencyTests {

@@ -3,8 +3,8 @@
 // damaged encrypted file is a miss, and that opening the cache with a wrong key or no key throws
 // `CacheError.store` and leaves every file in the directory byte-for-byte unchanged.
 import Foundation
+import MappedKV
 import MappedKVCache
-import MappedKVCrypto
 import Testing
 
 @Suite struct DiskCacheEncryptionTests {

@@ -9,7 +9,6 @@ import Foundation
 import Logging
 import MappedKV
 import MappedKVCache
-import MappedKVCrypto
 import Synchronization
 import Testing
 

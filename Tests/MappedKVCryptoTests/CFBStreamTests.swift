@@ -30,7 +30,7 @@ struct NISTVector: CustomTestStringConvertible, Sendable {
     var section: String
     var key: [UInt8], iv: [UInt8], plaintext: [UInt8], ciphertext: [UInt8]
     var testDescription: String { section }
-    var cryptKey: CryptKey { CryptKey(key, aes256: key.count == 32)! }
+    var aesKey: AESKey { AESKey(padding: key, aes256: key.count == 32) }
 }
 
 private let nistVectors: [NISTVector] = {
@@ -43,14 +43,14 @@ private let nistVectors: [NISTVector] = {
 }()
 
 /// Runs `input` through `stream` in chunks of `size`.
-private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypting: Bool) -> [UInt8] {
+private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypting: Bool) throws -> [UInt8] {
     var data = input
-    data.withUnsafeMutableBytes { all in
+    try data.withUnsafeMutableBytes { all in
         var start = 0
         while start < all.count {
             let end = min(start + size, all.count)
             let part = UnsafeMutableRawBufferPointer(rebasing: all[start..<end])
-            encrypting ? stream.encrypt(part) : stream.decrypt(part)
+            try encrypting ? stream.encrypt(part) : stream.decrypt(part)
             start = end
         }
     }
@@ -63,32 +63,36 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
     }
 
     @Test(arguments: nistVectors)
-    func encryptsAndDecryptsInEveryChunking(vector: NISTVector) {
+    func encryptsAndDecryptsInEveryChunking(vector: NISTVector) throws {
         for size in 1...17 {
-            let stream = CFBStream(key: vector.cryptKey, iv: vector.iv)
-            #expect(run(stream, vector.plaintext, chunk: size, encrypting: true) == vector.ciphertext, "chunk \(size)")
+            let stream = try CFBStream(key: vector.aesKey, iv: vector.iv)
+            #expect(
+                try run(stream, vector.plaintext, chunk: size, encrypting: true) == vector.ciphertext, "chunk \(size)")
             #expect(stream.offset == vector.plaintext.count)
-            let back = CFBStream(key: vector.cryptKey, iv: vector.iv)
-            #expect(run(back, vector.ciphertext, chunk: size, encrypting: false) == vector.plaintext, "chunk \(size)")
+            let back = try CFBStream(key: vector.aesKey, iv: vector.iv)
+            #expect(
+                try run(back, vector.ciphertext, chunk: size, encrypting: false) == vector.plaintext, "chunk \(size)")
         }
     }
 
     @Test(arguments: nistVectors)
-    func continuesFromEveryOffsetOfAnExistingCiphertext(vector: NISTVector) {
+    func continuesFromEveryOffsetOfAnExistingCiphertext(vector: NISTVector) throws {
         for start in 0...vector.ciphertext.count {
             let prefix = Array(vector.ciphertext.prefix(start))
-            let stream = prefix.withUnsafeBytes { CFBStream(key: vector.cryptKey, iv: vector.iv, continuingAfter: $0) }
+            let stream = try prefix.withUnsafeBytes {
+                try CFBStream(key: vector.aesKey, iv: vector.iv, continuingAfter: $0)
+            }
             #expect(stream.offset == start)
             let decryptor = stream.copy()
             for size in [1, 5, 16, 17] {
                 let enc = stream.copy()
                 #expect(
-                    run(enc, Array(vector.plaintext[start...]), chunk: size, encrypting: true)
+                    try run(enc, Array(vector.plaintext[start...]), chunk: size, encrypting: true)
                         == Array(vector.ciphertext[start...]),
                     "start \(start) chunk \(size)")
             }
             #expect(
-                run(decryptor, Array(vector.ciphertext[start...]), chunk: 7, encrypting: false)
+                try run(decryptor, Array(vector.ciphertext[start...]), chunk: 7, encrypting: false)
                     == Array(vector.plaintext[start...]),
                 "start \(start)")
         }
@@ -99,7 +103,7 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
     /// across the 64 KiB chunks of the decryptor, and into a separate destination.
     @Test(arguments: [false, true])
     func bulkCallsMatchTheBlockLoop(aes256: Bool) throws {
-        let key = try #require(CryptKey(Array("bulk-key".utf8), aes256: aes256))
+        let key = AESKey(padding: Array("bulk-key".utf8), aes256: aes256)
         let iv = (0..<16).map { UInt8($0 * 7 + 3) }
         var state: UInt64 = 0x1234_5678
         let plain = (0..<200_003).map { _ -> UInt8 in
@@ -107,73 +111,55 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
             return UInt8(truncatingIfNeeded: state >> 33)
         }
         // Chunks of 13 bytes never reach the bulk threshold: the reference.
-        let cipher = run(CFBStream(key: key, iv: iv), plain, chunk: 13, encrypting: true)
-        #expect(run(CFBStream(key: key, iv: iv), cipher, chunk: 13, encrypting: false) == plain)
+        let cipher = try run(try CFBStream(key: key, iv: iv), plain, chunk: 13, encrypting: true)
+        #expect(try run(try CFBStream(key: key, iv: iv), cipher, chunk: 13, encrypting: false) == plain)
         for split in [0, 1, 15, 16, 17, 255, 256, 1_000, 65_536 + 5] {
-            let encryptor = CFBStream(key: key, iv: iv)
-            var head = run(encryptor, Array(plain[..<split]), chunk: 13, encrypting: true)
-            head += run(encryptor, Array(plain[split...]), chunk: plain.count, encrypting: true)
+            let encryptor = try CFBStream(key: key, iv: iv)
+            var head = try run(encryptor, Array(plain[..<split]), chunk: 13, encrypting: true)
+            head += try run(encryptor, Array(plain[split...]), chunk: plain.count, encrypting: true)
             #expect(head == cipher, "encrypting in bulk after \(split) bytes")
-            let decryptor = CFBStream(key: key, iv: iv)
-            var back = run(decryptor, Array(cipher[..<split]), chunk: 13, encrypting: false)
-            back += run(decryptor, Array(cipher[split...]), chunk: cipher.count, encrypting: false)
+            let decryptor = try CFBStream(key: key, iv: iv)
+            var back = try run(decryptor, Array(cipher[..<split]), chunk: 13, encrypting: false)
+            back += try run(decryptor, Array(cipher[split...]), chunk: cipher.count, encrypting: false)
             #expect(back == plain, "decrypting in bulk after \(split) bytes")
             // Both streams go on as one: the next short append matches too.
-            #expect(
-                run(encryptor, [1, 2, 3], chunk: 3, encrypting: true)
-                    == run(decryptor, [1, 2, 3], chunk: 3, encrypting: true))
+            let nextEncrypted = try run(encryptor, [1, 2, 3], chunk: 3, encrypting: true)
+            #expect(nextEncrypted == (try run(decryptor, [1, 2, 3], chunk: 3, encrypting: true)))
         }
         var into = [UInt8](repeating: 0, count: plain.count)
-        plain.withUnsafeBytes { source in
-            into.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt(source, into: $0) }
+        try plain.withUnsafeBytes { source in
+            try into.withUnsafeMutableBytes { try CFBStream(key: key, iv: iv).encrypt(source, into: $0) }
         }
         #expect(into == cipher)
     }
 
-    @Test func decryptingThenEncryptingContinuesOneStream() {
+    @Test func decryptingThenEncryptingContinuesOneStream() throws {
         // A load decrypts the region, then appends encrypt after it with the same state.
         let vector = nistVectors[0]
         for split in 0...vector.plaintext.count {
-            let stream = CFBStream(key: vector.cryptKey, iv: vector.iv)
-            let head = run(stream, Array(vector.ciphertext.prefix(split)), chunk: 3, encrypting: false)
-            let tail = run(stream, Array(vector.plaintext[split...]), chunk: 5, encrypting: true)
+            let stream = try CFBStream(key: vector.aesKey, iv: vector.iv)
+            let head = try run(stream, Array(vector.ciphertext.prefix(split)), chunk: 3, encrypting: false)
+            let tail = try run(stream, Array(vector.plaintext[split...]), chunk: 5, encrypting: true)
             #expect(head == Array(vector.plaintext.prefix(split)))
             #expect(tail == Array(vector.ciphertext[split...]), "split \(split)")
         }
     }
 
-    @Test func aWrongKeyOrIVGivesOtherBytes() {
+    @Test func aWrongKeyOrIVGivesOtherBytes() throws {
         let vector = nistVectors[0]
         var otherKey = vector.key
         otherKey[0] ^= 1
-        let wrongKey = run(
-            CFBStream(key: CryptKey(otherKey)!, iv: vector.iv), vector.ciphertext, chunk: 64, encrypting: false)
+        let wrongKey = try run(
+            try CFBStream(key: AESKey(padding: otherKey, aes256: false), iv: vector.iv), vector.ciphertext, chunk: 64,
+            encrypting: false)
         #expect(wrongKey != vector.plaintext)
         var otherIV = vector.iv
         otherIV[15] ^= 1
-        let wrongIV = run(CFBStream(key: vector.cryptKey, iv: otherIV), vector.ciphertext, chunk: 64, encrypting: false)
+        let wrongIV = try run(
+            try CFBStream(key: vector.aesKey, iv: otherIV), vector.ciphertext, chunk: 64, encrypting: false)
         #expect(Array(wrongIV.prefix(16)) != Array(vector.plaintext.prefix(16)))
         #expect(
             Array(wrongIV.suffix(32)) == Array(vector.plaintext.suffix(32)), "CFB self-synchronizes after one block")
-    }
-}
-
-@Suite struct CryptKeyTests {
-    @Test func keysArePaddedOrTruncatedLikeMMKV() throws {
-        let short = try #require(CryptKey(Array("MMKVKey0123456".utf8)))
-        #expect(short.bytes == Array("MMKVKey0123456".utf8) + [0, 0])
-        #expect(!short.isAES256)
-        let long = try #require(CryptKey(Array("0123456789abcdefXYZ".utf8)))
-        #expect(long.bytes == Array("0123456789abcdef".utf8))
-        let wide = try #require(CryptKey(Array("key".utf8), aes256: true))
-        #expect(wide.bytes.count == 32 && wide.isAES256)
-        #expect(CryptKey([]) == nil, "an empty key means no encryption")
-    }
-
-    @Test func descriptionsNeverShowKeyMaterial() throws {
-        let key = try #require(CryptKey(Array("TopSecretKey".utf8)))
-        #expect(!"\(key)".contains("TopSecret"))
-        #expect(!String(reflecting: key).contains("84"), "no raw byte values either")
     }
 }
 
@@ -187,8 +173,8 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         #expect(meta.version >= .randomIV)
         var region = Array(data[4..<(4 + Int(meta.actualSize))])
         #expect(CRC32.checksum(region) == meta.crcDigest, "the CRC covers the ciphertext")
-        let stream = CFBStream(key: try #require(CryptKey(Array(key.utf8))), iv: meta.iv.bytes)
-        region.withUnsafeMutableBytes { stream.decrypt($0) }
+        let stream = try CFBStream(key: AESKey(padding: Array(key.utf8), aes256: false), iv: meta.iv.bytes)
+        try stream.decrypt(&region)
         var live: [String: String] = [:]
         let summary = region.withUnsafeBytes { plain in
             RecordDecoder.decode(plain, skipsHolder: true) { record in
@@ -212,8 +198,8 @@ private func run(_ stream: CFBStream, _ input: [UInt8], chunk size: Int, encrypt
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/case_b")))
         let meta = try MetaInfo(parsing: [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(root)/case_b.crc"))))
         var region = Array(data[4..<(4 + Int(meta.actualSize))])
-        let stream = CFBStream(key: try #require(CryptKey(Array("WrongKey".utf8))), iv: meta.iv.bytes)
-        region.withUnsafeMutableBytes { stream.decrypt($0) }
+        let stream = try CFBStream(key: AESKey(padding: Array("WrongKey".utf8), aes256: false), iv: meta.iv.bytes)
+        try stream.decrypt(&region)
         var keys: [String] = []
         let summary = region.withUnsafeBytes { plain in
             RecordDecoder.decode(plain, skipsHolder: true) {

@@ -146,7 +146,7 @@ import Testing
         expectFailedOpenLeavesFilesAlone(dir)
         try writeFile(dir.file("s.crc"), [UInt8](repeating: 0, count: 4096))
         expectFailedOpenLeavesFilesAlone(dir)
-        let report = StoreInspector.inspect(
+        let report = try StoreInspector.inspect(
             location: try StoreLocation(id: "s", directory: dir.path),
             dataFile: fileBytes(dir.file("s")), metaFile: fileBytes(dir.file("s.crc")))
         #expect(!report.isSound)
@@ -206,7 +206,7 @@ import Testing
                 #expect(fileBytes(dir.file("s.crc")) == meta, "a failed read-write open changed the meta file")
             }
             // The inspector must also survive anything.
-            _ = StoreInspector.inspect(
+            _ = try StoreInspector.inspect(
                 location: try StoreLocation(id: "s", directory: dir.path), dataFile: data, metaFile: meta)
         }
         #expect(opened + refused == 300)

@@ -21,7 +21,7 @@ import Testing
         let meta = try self.meta(dir, id)
         var region = Array(data[4..<(4 + Int(meta.actualSize))])
         #expect(CRC32.checksum(region) == meta.crcDigest)
-        region.withUnsafeMutableBytes { CFBStream(key: key, iv: meta.iv.bytes).decrypt($0) }
+        try CFBStream(key: key.aesKey, iv: meta.iv.bytes).decrypt(&region)
         var live: [String: String] = [:]
         let summary = region.withUnsafeBytes { plain in
             RecordDecoder.decode(plain, skipsHolder: true) { record in
@@ -109,7 +109,7 @@ import Testing
         let dir = TemporaryDirectory("enc-legacy")
         let key = Self.keyB
         var region = [0x80, 0x80, 0x80, 0x01] + [3] + Array("old".utf8) + [6, 5] + Array("value".utf8)
-        region.withUnsafeMutableBytes { CFBStream(key: key, iv: key.legacyIV).encrypt($0) }
+        try CFBStream(key: key.aesKey, iv: key.legacyIV).encrypt(&region)
         var data = [UInt8](repeating: 0, count: 4096)
         data.replaceSubrange(4..<(4 + region.count), with: region)
         var meta = MetaInfo()
@@ -143,7 +143,7 @@ import Testing
         let key = Self.keyB
         var region = [0x80, 0x80, 0x80, 0x01] + [3] + Array("old".utf8) + [6, 5] + Array("value".utf8)
         region += [4] + Array("keep".utf8) + [5, 4] + Array("kept".utf8)
-        region.withUnsafeMutableBytes { CFBStream(key: key, iv: key.legacyIV).encrypt($0) }
+        try CFBStream(key: key.aesKey, iv: key.legacyIV).encrypt(&region)
         var data = [UInt8](repeating: 0, count: 4096)
         data.replaceSubrange(4..<(4 + region.count), with: region)
         let size = UInt32(region.count)
@@ -220,7 +220,7 @@ import Testing
         var region = plain
         var meta = MetaInfo()
         let iv = [UInt8](repeating: 7, count: 16)
-        if let key { region.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt($0) } }
+        if let key { try CFBStream(key: key.aesKey, iv: iv).encrypt(&region) }
         _ = meta.update(
             actualSize: UInt32(region.count), crc: CRC32.checksum(region),
             iv: key == nil ? nil : InitializationVector(iv), increasesSequence: true)
@@ -240,7 +240,7 @@ import Testing
                 id: "s", directory: encrypted.path, configuration: Configuration(isReadOnly: true, cryptKey: key))
         }
         #expect(error == .wrongCryptKey(id: "s", reason: .undecodable(.invalidUTF8)))
-        let report = StoreInspector.inspect(
+        let report = try StoreInspector.inspect(
             location: try StoreLocation(id: "s", directory: encrypted.path),
             dataFile: fileBytes(encrypted.file("s")), metaFile: fileBytes(encrypted.file("s.crc")), cryptKey: key)
         #expect(!report.isSound)

@@ -28,7 +28,11 @@ struct ErrorMessageTests {
         (.valueEncodingFailed(key: "n", reason: "NaN"), ["'n'", "NaN"]),
         (.unsupported("version 9 meta files"), ["version 9"]),
         (.modeConflict(id: "prefs", reason: "another process has it open"), ["'prefs'", "another process"]),
-        (.system(SystemError("open", path: "/x", errno: ENOENT)), ["open", "/x"]),
+        (.system(SystemCallError(operation: "open", path: "/x", errno: ENOENT)), ["open", "/x"]),
+        (
+            .crypto("libcrypto could not allocate a cipher context"),
+            ["cryptographic", "cipher context", "nothing was committed"]
+        ),
     ]
 
     @Test func everyCaseHasASpecificMessageAndTheSameLocalizedDescription() {

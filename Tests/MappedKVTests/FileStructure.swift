@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKV
 import MappedKVCrypto
 
 /// An independent reader of MMKV files, written from docs/FORMAT.md without the library's format code,
@@ -69,7 +70,11 @@ enum FileStructure {
         var plain = Array(region)
         if let key {
             if version < 2 { problems.append("encrypted store without a random IV (version \(version))") }
-            plain.withUnsafeMutableBytes { CFBStream(key: key, iv: Array(meta[12..<28])).decrypt($0) }
+            do {
+                try CFBStream(key: key.aesKey, iv: Array(meta[12..<28])).decrypt(&plain)
+            } catch {
+                return problems + ["the region could not be decrypted: \(error)"]
+            }
         }
         let records = plain[...]
         var position = records.startIndex

@@ -1,5 +1,4 @@
 import Foundation
-import MappedKVCrypto
 import MappedKVFormat
 import Testing
 

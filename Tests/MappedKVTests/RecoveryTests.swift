@@ -1,5 +1,4 @@
 import Foundation
-import MappedKVCrypto
 import MappedKVFormat
 import Testing
 
@@ -86,7 +85,7 @@ struct RecoveryTests {
         try reopened.set("after", forKey: "new")
         reopened.close()
         #expect(
-            StoreInspector.inspect(
+            try StoreInspector.inspect(
                 location: try StoreLocation(id: "s", directory: dir.path),
                 dataFile: fileBytes(dir.file("s")), metaFile: fileBytes(dir.file("s.crc")),
                 cryptKey: key
@@ -276,7 +275,7 @@ struct RecoveryTests {
     func inspectorVerdictOnShortMeta() throws {
         // The minimized input: a 1-byte meta file beside an empty data file.
         let location = try StoreLocation(id: "s", directory: "/nonexistent")
-        let report = StoreInspector.inspect(location: location, dataFile: [], metaFile: [0x5B])
+        let report = try StoreInspector.inspect(location: location, dataFile: [], metaFile: [0x5B])
         guard case .damaged(let event) = report.verdict else {
             Issue.record("verdict \(report.verdict) for a 1-byte meta file")
             return

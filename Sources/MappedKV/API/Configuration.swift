@@ -1,5 +1,4 @@
 import Glibc
-import MappedKVCrypto
 
 /// Where a store reads the current time for key expiry, in MMKV's unit: whole seconds since 1970
 /// as a `UInt32` (so nothing after 2106-02-07 can be expressed; see `MappedKVFormat.ExpirySuffix`).

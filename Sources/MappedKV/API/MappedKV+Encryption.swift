@@ -1,5 +1,3 @@
-import MappedKVCrypto
-
 // The store's current key (MMKV's `cryptKey()`): the one it was opened with, or the one the
 // last ``MappedKV/rekey(to:)`` or ``MappedKV/adoptCryptKey(_:)`` set.
 extension MappedKV {

@@ -1,5 +1,4 @@
 import Logging
-import MappedKVCrypto
 import MappedKVIO
 
 // Storage-level functions: they work on a store's files by ID and directory, without opening it

@@ -1,5 +1,4 @@
 import Logging
-import MappedKVCrypto
 import MappedKVFormat
 import Synchronization
 

@@ -1,5 +1,4 @@
 import MappedKVFormat
-import MappedKVIO
 
 /// Why a store's files could not be loaded.
 public enum CorruptionReason: Error, Equatable, Sendable, CustomStringConvertible {
@@ -79,8 +78,12 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The store is open in another process in a mode that cannot share it (single-process
     /// mode against anything else), or in this process with a different configuration.
     case modeConflict(id: String, reason: String)
-    /// A system call failed.
-    case system(SystemError)
+    /// A system call failed: which operation, on which file, with which `errno` (``SystemCallError``).
+    case system(SystemCallError)
+    /// libcrypto or the system's random-number source failed (an allocation, a cipher or digest
+    /// call, random bytes for an IV); the string says which. Nothing was committed to the files; a
+    /// store that was writing when it happened is closed, as after an I/O failure.
+    case crypto(String)
     // Storage-level operations (MappedKV+Storage.swift, MappedKV+Backup.swift).
     /// A storage-level operation (remove, restore) was asked for a store this process has open.
     case storeInUse(id: String, operation: String)
@@ -122,6 +125,7 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupported(let what): "unsupported: \(what)"
         case .modeConflict(let id, let detail): "store '\(id)' cannot be opened in this mode: \(detail)"
         case .system(let error): error.description
+        case .crypto(let detail): "a cryptographic operation failed: \(detail); nothing was committed"
         case .storeInUse(let id, let operation):
             "store '\(id)' is open in this process; close every handle on it before \(operation)"
         case .backupFailed(let id, let reason): "backup of store '\(id)': \(reason); nothing was changed"

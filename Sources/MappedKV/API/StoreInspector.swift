@@ -14,7 +14,7 @@ public enum StoreInspector {
         }
         let data = try readWholeFile(location.dataPath)
         let meta = try readWholeFile(location.metaPath)
-        var report = inspect(location: location, dataFile: data, metaFile: meta, cryptKey: cryptKey)
+        var report = try inspect(location: location, dataFile: data, metaFile: meta, cryptKey: cryptKey)
         report.journalPresent = Directory.fileExists(location.journalPath)
         return report
     }
@@ -50,9 +50,12 @@ public enum StoreInspector {
     }
 
     /// Inspects the given file contents; nil stands for a missing file.
+    ///
+    /// Damage is reported in the result, never thrown.
+    /// - Throws: ``MappedKVError/crypto(_:)`` if libcrypto fails while decrypting with `cryptKey`.
     public static func inspect(
         location: StoreLocation, dataFile: [UInt8]?, metaFile: [UInt8]?, cryptKey: CryptKey? = nil
-    ) -> InspectionReport {
+    ) throws(MappedKVError) -> InspectionReport {
         let data = dataFile ?? []
         let metaBytes = metaFile ?? []
         let storedMeta: MetaInfo? = metaBytes.isEmpty ? MetaInfo() : (try? MetaInfo(parsing: metaBytes))
@@ -65,12 +68,14 @@ public enum StoreInspector {
         if metaFile == nil { report.problem = report.problem ?? "meta file is missing" }
         if dataFile != nil && metaFile != nil {
             // What a load would do, from the same bytes (a short meta file included).
-            report.verdict = data.withUnsafeBytes { dataBytes in
-                metaBytes.withUnsafeBytes { metaRaw in
-                    verdict(
-                        LoadAssessment.assess(dataFile: dataBytes, metaFile: metaRaw, key: cryptKey), id: location.id)
+            let assessment = try cryptoCall { () throws(CryptoFailure) in
+                try data.withRawBytes { (dataBytes) throws(CryptoFailure) in
+                    try metaBytes.withRawBytes { (metaRaw) throws(CryptoFailure) in
+                        try LoadAssessment.assess(dataFile: dataBytes, metaFile: metaRaw, key: cryptKey)
+                    }
                 }
             }
+            report.verdict = verdict(assessment, id: location.id)
         }
         guard let storedMeta else {
             report.problem =
@@ -79,7 +84,7 @@ public enum StoreInspector {
             return report
         }
         let meta = storedMeta.normalized
-        data.withUnsafeBytes { bytes in
+        try data.withRawBytes { (bytes) throws(MappedKVError) in
             if RegionValidator.isBlankMetaOverData(meta: meta, dataFile: bytes) {
                 report.problem = report.problem ?? CorruptionReason.metaFileMissing.description
             }
@@ -104,7 +109,9 @@ public enum StoreInspector {
                 : UnsafeRawBufferPointer(rebasing: bytes[4..<(4 + size)])
             report.computedCRC = CRC32.update(0, stored)
             var plaintext = [UInt8](stored)
-            if let cryptKey { plaintext.withUnsafeMutableBytes { meta.regionStream(for: cryptKey).decrypt($0) } }
+            if let cryptKey {
+                try cryptoCall { () throws(CryptoFailure) in try meta.regionStream(for: cryptKey).decrypt(&plaintext) }
+            }
             if report.computedCRC != meta.crcDigest {
                 report.problem =
                     report.problem

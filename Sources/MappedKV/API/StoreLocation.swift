@@ -36,7 +36,7 @@ public struct StoreLocation: Equatable, Hashable, Sendable {
         let name: String
         if id.contains(where: Self.specialCharacters.contains) {
             fileDirectory = root + "/specialCharacter"
-            name = MD5.hexDigest(Array(id.utf8))
+            name = try cryptoCall { () throws(CryptoFailure) in try MD5.hexDigest(Array(id.utf8)) }
         } else {
             guard id != "." && id != ".." else { throw .invalidArgument("store ID '\(id)' is not a file name") }
             fileDirectory = root

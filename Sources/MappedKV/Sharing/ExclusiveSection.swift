@@ -71,6 +71,10 @@ struct ExclusiveSection: ~Copyable, @unchecked Sendable {  // the gate is a sema
     func unnest() -> Bool { depth.subtract(1, ordering: .relaxed).newValue == 0 }
 
     /// Waits for the gate.
+    ///
+    /// - Precondition: `sem_wait` on this section's own semaphore fails only when interrupted
+    ///   (`EINTR`, retried); its other error, `EINVAL`, would mean the semaphore was destroyed while
+    ///   in use, a bug in this package rather than a runtime condition.
     func closeGate() {
         while sem_wait(gate) != 0 { precondition(errno == EINTR, "sem_wait failed: \(errno)") }
     }

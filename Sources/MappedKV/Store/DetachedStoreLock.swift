@@ -41,7 +41,7 @@ final class DetachedStoreLock {
                 file = try FileDescriptor.open(location.metaPath, access: writable ? .readWriteCreate : .readOnly)
             } catch {
                 if error.errno == ENOENT { continue }
-                throw .system(error)
+                throw .system(SystemCallError(error))
             }
             let held = DetachedStoreLock(metaFile: file, lock: FileLock(file))
             let linked = try systemCall { () throws(SystemError) -> Bool in

@@ -11,7 +11,7 @@ extension MetaInfo {
     }
 
     /// A cipher stream at the start of the region encrypted under this meta with `key`.
-    func regionStream(for key: CryptKey) -> CFBStream {
-        CFBStream(key: key, iv: regionIV(for: key))
+    func regionStream(for key: CryptKey) throws(CryptoFailure) -> CFBStream {
+        try CFBStream(key: key.aesKey, iv: regionIV(for: key))
     }
 }

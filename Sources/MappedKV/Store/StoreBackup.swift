@@ -84,8 +84,12 @@ enum StoreBackup {
                 reason: "the backup holds an interrupted write-back (\(id).writeback); open the backup "
                     + "read-write once to finish it, then restore")
         }
-        let assessment = image.dataFile.withUnsafeBytes { data in
-            image.metaFile.withUnsafeBytes { meta in LoadAssessment.assess(dataFile: data, metaFile: meta, key: key) }
+        let assessment = try cryptoCall { () throws(CryptoFailure) in
+            try image.dataFile.withRawBytes { (data) throws(CryptoFailure) in
+                try image.metaFile.withRawBytes { (meta) throws(CryptoFailure) in
+                    try LoadAssessment.assess(dataFile: data, metaFile: meta, key: key)
+                }
+            }
         }
         var meta: MetaInfo
         let size: Int
@@ -152,7 +156,7 @@ enum StoreBackup {
             return try file.read(count: try file.size(), at: 0)
         } catch {
             if error.errno == ENOENT { return nil }
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
     }
 

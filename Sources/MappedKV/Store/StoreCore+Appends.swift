@@ -1,3 +1,4 @@
+import MappedKVCrypto
 import MappedKVFormat
 
 // Appends: a set or a remove writes one record at the end of the region (encrypted by continuing
@@ -95,7 +96,7 @@ extension StoreCore {
                     now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
                 ExpirySuffix.append(expiry, to: &mirror)
             }
-            commitAppend(files, from: start)
+            try commitAppend(files, from: start)
             let slot = ValueSlot(
                 keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
                 keyLength: UInt16(keyLength), keyOffset: UInt8(keyStart - start))
@@ -131,7 +132,7 @@ extension StoreCore {
             if recordLength < spaceLeft(files) && !needsRandomIV {
                 let start = mirror.count
                 Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
-                commitAppend(files, from: start)
+                try commitAppend(files, from: start)
             } else if index.isEmpty {
                 try clearAll()
             } else if !needsRandomIV,
@@ -141,7 +142,7 @@ extension StoreCore {
                 try grow(files, to: newSize)
                 let start = mirror.count
                 Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
-                commitAppend(files, from: start)
+                try commitAppend(files, from: start)
             } else {
                 // The compaction drops the key, so no deletion record is needed.
                 try writeBack(files, incomingLength: 0, needSync: true)
@@ -165,10 +166,18 @@ extension StoreCore {
 
     /// Writes `mirror[start...]` to the file (encrypted by continuing the stream, for an encrypted
     /// store) and updates the CRC and size in the meta (two 4-byte stores).
-    func commitAppend(_ files: StoreFiles, from start: Int) {
-        mirror.withUnsafeBytes { bytes in
-            let stored = files.writeRegion(
-                UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
+    ///
+    /// An encryption failure closes the store (its cipher stream is lost) and commits nothing: the
+    /// meta still records the old size and CRC.
+    func commitAppend(_ files: StoreFiles, from start: Int) throws(MappedKVError) {
+        try mirror.withRawBytes { (bytes) throws(MappedKVError) in
+            let stored: UnsafeRawBufferPointer
+            do throws(CryptoFailure) {
+                stored = try files.writeRegion(
+                    UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
+            } catch {
+                throw poison(.crypto(error.description))
+            }
             let crc = CRC32.update(meta.crcDigest, stored)
             if meta.version >= .flag {
                 // The common case: two 4-byte stores, without copying the meta struct.

@@ -1,4 +1,3 @@
-import MappedKVCrypto
 import MappedKVFormat
 
 // Maintenance: clearing, trimming, rekeying, key expiry on and off, and flushing. Each is a
@@ -12,7 +11,7 @@ extension StoreCore {
             let size = keepingSpace ? max(files.dataFileSize, expectedCapacity) : expectedCapacity
             let isClear = files.dataFileSize == size && mirror.isEmpty && index.isEmpty
             guard !isClear || needsRandomIV else { return }
-            let newCipher = freshCipher()
+            let newCipher = try freshCipher()
             var newMeta = meta
             _ = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
             // Unlike MMKV, the old records do not stay readable in the first page: the commit zeroes them.

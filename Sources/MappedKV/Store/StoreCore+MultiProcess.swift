@@ -18,7 +18,7 @@ extension StoreCore {
     /// Releases one level of the inter-process lock. A failure closes the store, which releases it.
     func releaseLock(_ kind: LockKind) {
         guard let files else { return }
-        do { try files.lock.unlock(kind) } catch { _ = poison(.system(error)) }
+        do { try files.lock.unlock(kind) } catch { _ = poison(.system(SystemCallError(error))) }
     }
 
     /// Makes the in-memory state current before a read. In the steady state this is three loads
@@ -147,8 +147,10 @@ extension StoreCore {
         guard CRC32.update(meta.crcDigest, tail) == stamp.crcDigest else { return nil }
         let stream = cipher?.copy()
         mirror.append(contentsOf: tail)
+        // A decryption failure leaves the stream unusable: the full reload starts a new one (and
+        // reports the failure if it recurs).
         if let stream {
-            mirror.withUnsafeMutableBytes { stream.decrypt(UnsafeMutableRawBufferPointer(rebasing: $0[oldLength...])) }
+            do throws(CryptoFailure) { try stream.decrypt(&mirror, from: oldLength) } catch { return nil }
         }
         let (summary, _) = index.decodeRecords(of: mirror, from: oldLength)
         guard summary.error == nil else { return nil }  // the full reload rebuilds mirror and index

@@ -22,11 +22,13 @@ extension StoreCore {
     var needsRandomIV: Bool { cipher != nil && meta.version < .randomIV }
 
     /// A fresh IV and a stream from it, for an encrypted store; nil for a plain one.
-    func freshCipher() -> (iv: InitializationVector, stream: CFBStream)? {
+    func freshCipher() throws(MappedKVError) -> (iv: InitializationVector, stream: CFBStream)? {
         guard let key = cryptKey else { return nil }
-        let bytes = SecureRandom.bytes(16)
-        guard let iv = InitializationVector(bytes) else { return nil }
-        return (iv, CFBStream(key: key, iv: bytes))
+        return try cryptoCall { () throws(CryptoFailure) in
+            let bytes = try SecureRandom.bytes(16)
+            guard let iv = InitializationVector(bytes) else { return nil }
+            return (iv, try CFBStream(key: key.aesKey, iv: bytes))
+        }
     }
 
     /// Makes room for a record of `incomingLength` bytes that does not fit. A region of live
@@ -173,9 +175,9 @@ extension StoreCore {
             rebuilt = region.index
         }
         // An encrypted region is one stream from a fresh IV at position 0.
-        let newCipher = freshCipher()
+        let newCipher = try freshCipher()
         var stored = fresh  // shares the storage unless it is encrypted
-        if let newCipher { stored.withUnsafeMutableBytes { newCipher.stream.encrypt($0) } }
+        if let newCipher { try cryptoCall { () throws(CryptoFailure) in try newCipher.stream.encrypt(&stored) } }
         let crc = stored.withUnsafeBytes { CRC32.update(0, $0) }
         var newMeta = meta
         _ = newMeta.update(actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)

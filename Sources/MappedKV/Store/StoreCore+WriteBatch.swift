@@ -80,7 +80,7 @@ extension StoreCore {
                 mirror.removeLast(mirror.count - end)
             }
             guard records > 0 else { return 0 }
-            commitAppend(files, from: start)
+            try commitAppend(files, from: start)
             recordCount += records - 1
             return records
         }

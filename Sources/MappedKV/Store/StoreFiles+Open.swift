@@ -56,7 +56,7 @@ extension StoreFiles {
         }
         do { metaFile = try FileDescriptor.open(location.metaPath, access: access) } catch {
             dataFile.close()
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
         // Closing the descriptors releases every lock taken here.
         func closeBoth() {
@@ -78,7 +78,7 @@ extension StoreFiles {
             modeTaken = try takeModeLock(metaFile, kind: modeKind)
         } catch {
             closeBoth()
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
         guard modeTaken else {
             let reason = modeConflictReason(metaFile, wanted: modeKind)

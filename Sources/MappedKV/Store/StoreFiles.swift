@@ -135,24 +135,48 @@ final class StoreFiles {
         recorder?.record(.dataSize(size))
     }
 
-    /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), encrypting them in
-    /// place by continuing `cipher` if one is given, and returns the stored bytes (for the CRC).
+    /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), as they are, and
+    /// returns the stored bytes (for the CRC).
+    @discardableResult
+    func writeRegion(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UnsafeRawBufferPointer {
+        let destination = regionDestination(offset: offset, count: bytes.count)
+        if let source = bytes.baseAddress, let target = destination.baseAddress {
+            target.copyMemory(from: source, byteCount: bytes.count)
+        }
+        return recordRegionWrite(destination, offset: offset)
+    }
+
+    /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), encrypting them
+    /// by continuing `cipher` if one is given, and returns the stored bytes (for the CRC).
+    ///
+    /// - Throws: ``CryptoFailure`` if the encryption fails; the bytes at `offset` are then unspecified
+    ///   (past the committed size, so no reader sees them) and `cipher` must not be used again.
     @discardableResult
     func writeRegion(
-        _ bytes: UnsafeRawBufferPointer, at offset: Int, encryptingWith cipher: CFBStream? = nil
-    ) -> UnsafeRawBufferPointer {
-        precondition(!isReadOnly && 4 + offset + bytes.count <= data.length, "write past the mapped data file")
-        guard let source = bytes.baseAddress, !bytes.isEmpty else {
-            return UnsafeRawBufferPointer(start: nil, count: 0)
+        _ bytes: UnsafeRawBufferPointer, at offset: Int, encryptingWith cipher: CFBStream?
+    ) throws(CryptoFailure) -> UnsafeRawBufferPointer {
+        guard let cipher else { return writeRegion(bytes, at: offset) }
+        let destination = regionDestination(offset: offset, count: bytes.count)
+        if !bytes.isEmpty { try cipher.encrypt(bytes, into: destination) }  // the file never holds the plain text
+        return recordRegionWrite(destination, offset: offset)
+    }
+
+    /// The mapped bytes of the data region at `offset`, `count` long.
+    ///
+    /// - Precondition: the store is writable and the range lies within the mapping (the callers
+    ///   grow the file first).
+    private func regionDestination(offset: Int, count: Int) -> UnsafeMutableRawBufferPointer {
+        precondition(!isReadOnly && 4 + offset + count <= data.length, "write past the mapped data file")
+        guard count > 0 else { return UnsafeMutableRawBufferPointer(start: nil, count: 0) }
+        return UnsafeMutableRawBufferPointer(rebasing: data.bytes[(4 + offset)..<(4 + offset + count)])
+    }
+
+    /// Records a region write for the crash tests and returns the written bytes.
+    private func recordRegionWrite(_ written: UnsafeMutableRawBufferPointer, offset: Int) -> UnsafeRawBufferPointer {
+        if !written.isEmpty {
+            recorder?.record(.data(offset: 4 + offset, bytes: Array(UnsafeRawBufferPointer(written))))
         }
-        let destination = UnsafeMutableRawBufferPointer(start: data.bytes.baseAddress! + 4 + offset, count: bytes.count)
-        if let cipher {
-            cipher.encrypt(bytes, into: destination)  // the file never holds the plain text
-        } else {
-            destination.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
-        }
-        recorder?.record(.data(offset: 4 + offset, bytes: Array(UnsafeRawBufferPointer(destination))))
-        return UnsafeRawBufferPointer(destination)
+        return UnsafeRawBufferPointer(written)
     }
 
     /// Fills the data region's `range` with zeros, clipped to the mapping.
@@ -233,7 +257,7 @@ final class StoreFiles {
         let file: FileDescriptor
         do { file = try FileDescriptor.open(location.journalPath, access: .readOnly) } catch {
             if error.errno == ENOENT { return nil }
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
         defer { file.close() }
         let bytes = try systemCall { () throws(SystemError) in try file.read(count: try file.size(), at: 0) }
@@ -254,7 +278,7 @@ final class StoreFiles {
             }
         } catch {
             try? FileDescriptor.remove(location.journalPath)
-            throw .system(error)
+            throw .system(SystemCallError(error))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
 import MappedKVIO
@@ -46,12 +47,12 @@ struct CacheFiles: Sendable {
         var bytes = Self.magic + [Self.version, cryptKey == nil ? 0 : 1]
         bytes.reserveCapacity(bytes.count + 16 + value.count)
         if let cryptKey {
-            let iv = SecureRandom.bytes(16)
-            bytes += iv
-            let start = bytes.count
-            bytes += value
-            bytes.withUnsafeMutableBytes { raw in
-                CFBStream(key: cryptKey, iv: iv).encrypt(UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
+            try cryptoCall { () throws(CryptoFailure) in
+                let iv = try SecureRandom.bytes(16)
+                bytes += iv
+                let start = bytes.count
+                bytes += value
+                try CFBStream(key: cryptKey.aesKey, iv: iv).encrypt(&bytes, from: start)
             }
         } else {
             bytes += value
@@ -78,7 +79,9 @@ struct CacheFiles: Sendable {
     }
 
     /// The value stored in `files/<name>` if it is exactly the one `record` describes; nil otherwise.
-    func read(_ name: String, expecting record: CacheEntryRecord) -> [UInt8]? {
+    ///
+    /// - Throws: ``CacheError/crypto(_:)`` if decryption fails, which says nothing about the file.
+    func read(_ name: String, expecting record: CacheEntryRecord) throws(CacheError) -> [UInt8]? {
         guard let file = try? FileDescriptor.open(path(of: name), access: .readOnly) else { return nil }
         defer { file.close() }
         let headerLength = 6 + (cryptKey == nil ? 0 : 16)
@@ -88,9 +91,13 @@ struct CacheFiles: Sendable {
         else { return nil }
         // Read straight into the value's storage (no zero fill, no second copy), a chunk at a time,
         // each chunk decrypted and checksummed while it is still in the processor's cache.
-        let stream = cryptKey.map { key in CFBStream(key: key, iv: Array(header[6..<22])) }
+        let stream = try cryptoCall { () throws(CryptoFailure) in
+            try cryptKey.map { (key) throws(CryptoFailure) in try CFBStream(key: key.aesKey, iv: Array(header[6..<22]))
+            }
+        }
         var crc: UInt32 = 0
         var complete = true
+        var failure: CryptoFailure?
         let value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in
             let storage = UnsafeMutableRawBufferPointer(buffer)
             while count < record.size {
@@ -100,11 +107,16 @@ struct CacheFiles: Sendable {
                     complete = false
                     return
                 }
-                stream?.decrypt(chunk)
+                do throws(CryptoFailure) { try stream?.decrypt(chunk) } catch {
+                    failure = error
+                    complete = false
+                    return
+                }
                 crc = CRC32.update(crc, UnsafeRawBufferPointer(chunk))
                 count = end
             }
         }
+        if let failure { throw .crypto(failure.description) }
         guard complete, crc == record.crc else { return nil }
         return value
     }

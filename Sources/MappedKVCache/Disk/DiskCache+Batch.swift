@@ -60,7 +60,7 @@ extension DiskCache {
                 found[key] = hit
             case .file(let raw):
                 guard let record = CacheEntryRecord(decoding: raw), let name = record.fileName,
-                    let bytes = files.read(name, expecting: record)
+                    let bytes = try files.read(name, expecting: record)
                 else {
                     try drop(key, ifStill: raw)
                     continue

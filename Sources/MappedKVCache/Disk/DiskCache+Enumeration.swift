@@ -29,7 +29,7 @@ extension DiskCache {
             guard let record = entry.record, !record.isExpired(at: now) else { continue }
             var info = DiskCacheEntryInfo(entry, record: record)
             if includingValues {
-                guard let value = read(record) else { continue }
+                guard let value = try read(record) else { continue }
                 info.value = value
             }
             try body(info)

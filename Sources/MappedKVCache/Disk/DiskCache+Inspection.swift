@@ -89,7 +89,7 @@ extension DiskCache {
                     continue
                 }
                 if let name = record.fileName { referenced.insert(name) }
-                if read(record) == nil {
+                if try read(record) == nil {
                     let place = record.fileName.map { "file \($0)" } ?? "inline value"
                     problems.append("\(entry.key): the \(place) is missing, short or fails its CRC")
                     unservable.append((entry.key, entry.raw))

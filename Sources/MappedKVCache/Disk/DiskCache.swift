@@ -277,7 +277,7 @@ public final class DiskCache: Sendable {
             found = inline
         case .file(let raw):
             guard let record = CacheEntryRecord(decoding: raw), let name = record.fileName,
-                let bytes = files.read(name, expecting: record)
+                let bytes = try files.read(name, expecting: record)
             else {
                 try drop(key, ifStill: raw)
                 return nil
@@ -303,10 +303,10 @@ public final class DiskCache: Sendable {
     }
 
     /// The value a record describes, if its bytes are exactly the recorded ones.
-    func read(_ record: CacheEntryRecord) -> [UInt8]? {
+    func read(_ record: CacheEntryRecord) throws(CacheError) -> [UInt8]? {
         switch record.location {
         case .inline: return record.intactInlineValue
-        case .file(let name): return files.read(name, expecting: record)
+        case .file(let name): return try files.read(name, expecting: record)
         }
     }
 

@@ -1,6 +1,5 @@
 import Glibc
 import MappedKV
-import MappedKVCrypto
 
 /// The limits a disk cache is trimmed to, oldest access first. Every limit is optional.
 public struct DiskCacheLimits: Sendable, Equatable {

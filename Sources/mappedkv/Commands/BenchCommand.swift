@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import MappedKV
-import MappedKVCrypto
 
 /// `mappedkv bench`: times the standard workloads on a fresh store.
 struct BenchCommand: ParsableCommand {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import MappedKV
-import MappedKVCrypto
 
 /// `mappedkv rekey`: changes a store's encryption key.
 struct RekeyCommand: ParsableCommand {

@@ -1,5 +1,5 @@
+import MappedKV
 import MappedKVCache
-import MappedKVCrypto
 
 /// The final check of a `cache` stress run, after every child has ended:
 ///

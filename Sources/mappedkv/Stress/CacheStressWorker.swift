@@ -1,6 +1,6 @@
 import Glibc
+import MappedKV
 import MappedKVCache
-import MappedKVCrypto
 import MappedKVIO
 
 /// One operation of a `cache` stress child.

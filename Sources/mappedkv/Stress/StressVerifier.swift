@@ -1,5 +1,4 @@
 import MappedKV
-import MappedKVCrypto
 
 /// The final check of a stress run: the store, opened in multi-process mode after every child
 /// has ended, must agree with the children's journals.

@@ -1,6 +1,5 @@
 import Glibc
 import MappedKV
-import MappedKVCrypto
 import MappedKVIO
 
 /// The end of a child that hit a store error: the error is in its journal as a `V` line.

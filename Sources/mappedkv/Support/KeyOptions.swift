@@ -1,5 +1,5 @@
 import ArgumentParser
-import MappedKVCrypto
+import MappedKV
 
 /// The encryption-key options every command that opens a store or a cache takes: the key given
 /// once, literally, from a file or from an environment variable, and AES-256 on request.

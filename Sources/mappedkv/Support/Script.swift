@@ -1,5 +1,4 @@
 import MappedKV
-import MappedKVCrypto
 
 /// One line of an `apply` script (the language of Vectors/mmkv-2.4.2/README.md).
 enum ScriptOperation: Equatable {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import MappedKV
-import MappedKVCrypto
 
 /// The options that name a store and say how to open it, shared by every subcommand that opens
 /// one: `--root`, `--id` and the ``StoreAccessOptions`` (key, sharing mode, lock, logging).

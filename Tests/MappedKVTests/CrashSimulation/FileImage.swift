@@ -1,5 +1,4 @@
 import Foundation
-import MappedKVCrypto
 
 @testable import MappedKV
 

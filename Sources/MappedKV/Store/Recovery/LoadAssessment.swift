@@ -64,11 +64,12 @@ enum LoadAssessment {
     ///    meta's CRC, else the last confirmed write-back (MMKV's `lastConfirmed`), else nothing.
     ///
     /// A CRC-valid region that does not decode is damage too, never an empty store.
-    /// Pure: reads the bytes it is given and nothing else.
+    /// Pure: reads the bytes it is given and nothing else. Throws only when libcrypto fails to
+    /// decrypt, which says nothing about the files.
     static func assess(
         dataFile: UnsafeRawBufferPointer, metaFile: UnsafeRawBufferPointer, key: CryptKey?
-    ) -> LoadAssessment {
-        let assessment = assess(dataFile: dataFile, storedMeta: parseMeta(metaFile), key: key)
+    ) throws(CryptoFailure) -> LoadAssessment {
+        let assessment = try assess(dataFile: dataFile, storedMeta: parseMeta(metaFile), key: key)
         // A meta file cut short of the struct (an empty one is a new store's) is damage even when
         // the bytes that remain describe the data: report it, proposing what they vouch for.
         guard metaFile.count > 0, metaFile.count < MetaInfo.size, case .sound(let region) = assessment else {
@@ -95,7 +96,9 @@ enum LoadAssessment {
     }
 
     /// Assesses the data file against an already parsed meta.
-    static func assess(dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo, key: CryptKey?) -> LoadAssessment {
+    static func assess(
+        dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo, key: CryptKey?
+    ) throws(CryptoFailure) -> LoadAssessment {
         let meta = storedMeta.normalized
         let header = RegionValidator.header(of: dataFile)
         let fileSize = dataFile.count
@@ -105,7 +108,7 @@ enum LoadAssessment {
             ? UnsafeRawBufferPointer(rebasing: dataFile[4...]) : UnsafeRawBufferPointer(start: nil, count: 0)
         let empty = SoundRegion(
             meta: meta, header: header, plain: [], index: KeyIndex(), recordCount: 0,
-            cipher: key.map { meta.regionStream(for: $0) }, repair: nil)
+            cipher: try key.map { (key) throws(CryptoFailure) in try meta.regionStream(for: key) }, repair: nil)
 
         if RegionValidator.isBlankMetaOverData(meta: meta, dataFile: dataFile) {
             let proposal = RecoveryProposal(
@@ -125,7 +128,7 @@ enum LoadAssessment {
         if lengthIsValid {
             computed = crc(size)
             if computed == meta.crcDigest {
-                return decodeStrictly(stored[0..<size], meta: meta, header: header, key: key, repair: nil)
+                return try decodeStrictly(stored[0..<size], meta: meta, header: header, key: key, repair: nil)
             }
         }
         // MMKV 7.3a: the header holds the size the CRC covers.
@@ -134,10 +137,11 @@ enum LoadAssessment {
         {
             var repaired = meta
             repaired.actualSize = header
-            return decodeStrictly(stored[0..<headerSize], meta: repaired, header: header, key: key, repair: .headerSize)
+            return try decodeStrictly(
+                stored[0..<headerSize], meta: repaired, header: header, key: key, repair: .headerSize)
         }
 
-        let scan = RegionScan(stored: stored, meta: meta, key: key)
+        let scan = try RegionScan(stored: stored, meta: meta, key: key)
         let reason: CorruptionReason =
             lengthIsValid
             ? .crcMismatch(stored: meta.crcDigest, computed: computed)
@@ -151,7 +155,7 @@ enum LoadAssessment {
             if meta.holdsActualSize, end > size, scan.crc(atBoundary: size) != nil {
                 var repaired = meta
                 repaired.actualSize = UInt32(end)
-                return decodeStrictly(
+                return try decodeStrictly(
                     stored[0..<end], meta: repaired, header: header, key: key, repair: .interruptedAppend)
             }
             (keep, basis) = (end, .currentCRC)
@@ -167,7 +171,7 @@ enum LoadAssessment {
         repaired.actualSize = UInt32(keep)
         repaired.crcDigest = crc(keep)
         guard
-            case .sound(let kept) = decodeStrictly(
+            case .sound(let kept) = try decodeStrictly(
                 stored[0..<keep], meta: repaired, header: header, key: key, repair: nil)
         else {
             // The verified bytes decode but are not plausible plain text: the key is wrong.
@@ -186,11 +190,11 @@ enum LoadAssessment {
     /// Decodes a region the meta vouches for; anything that does not decode is damage.
     private static func decodeStrictly(
         _ stored: Slice<UnsafeRawBufferPointer>, meta: MetaInfo, header: UInt32, key: CryptKey?, repair: LosslessRepair?
-    ) -> LoadAssessment {
+    ) throws(CryptoFailure) -> LoadAssessment {
         // The mirror gets the whole region's capacity, so appends up to the file's end never reallocate it.
         var plain = MirrorBuffer.make(copying: UnsafeRawBufferPointer(rebasing: stored), capacity: stored.base.count)
-        let cipher = key.map { meta.regionStream(for: $0) }
-        if let cipher { plain.withUnsafeMutableBytes { cipher.decrypt($0) } }
+        let cipher = try key.map { (key) throws(CryptoFailure) in try meta.regionStream(for: key) }
+        if let cipher { try cipher.decrypt(&plain) }
         var index = KeyIndex()
         let (summary, hasNonUTF8Key) = index.decodeRecords(of: plain, from: 0)
         let region = SoundRegion(

@@ -21,7 +21,7 @@ enum Quarantine {
                 try write(files.metaFileBytes, to: metaCopy)
             } catch {
                 if error.errno == EEXIST { continue }
-                throw .system(error)
+                throw .system(SystemCallError(error))
             }
             return [base, metaCopy]
         }

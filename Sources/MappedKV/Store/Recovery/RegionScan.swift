@@ -21,11 +21,9 @@ struct RegionScan {
 
     /// Scans `stored` (the data file past its 4-byte header) from offset 0 up to the first
     /// undecodable record, decrypting with `key` from the meta's IV.
-    init(stored: UnsafeRawBufferPointer, meta: MetaInfo, key: CryptKey?) {
+    init(stored: UnsafeRawBufferPointer, meta: MetaInfo, key: CryptKey?) throws(CryptoFailure) {
         var plain = [UInt8](stored)
-        if let key {
-            plain.withUnsafeMutableBytes { meta.regionStream(for: key).decrypt($0) }
-        }
+        if let key { try meta.regionStream(for: key).decrypt(&plain) }
         var boundaries = [Boundary(end: 0, crc: 0)]
         var running: UInt32 = 0
         var position = 0

@@ -78,7 +78,10 @@ enum StoreLoader {
                 }
             }
         }
-        switch LoadAssessment.assess(dataFile: files.dataFileBytes, metaFile: files.metaFileBytes, key: key) {
+        let assessment = try cryptoCall { () throws(CryptoFailure) in
+            try LoadAssessment.assess(dataFile: files.dataFileBytes, metaFile: files.metaFileBytes, key: key)
+        }
+        switch assessment {
         case .sound(let region):
             if let repair = region.repair {
                 switch access {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import MappedKVCache
-import MappedKVCrypto
 import MappedKVIO
 
 /// The options that name and configure a disk cache, shared by every `mappedkv cache` subcommand.

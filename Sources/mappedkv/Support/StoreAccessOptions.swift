@@ -7,7 +7,6 @@
 import ArgumentParser
 import Logging
 import MappedKV
-import MappedKVCrypto
 
 /// The options of the shared group, for notes about the ones a command does not use.
 enum StoreAccessOption: Equatable {

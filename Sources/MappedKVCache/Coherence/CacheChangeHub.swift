@@ -35,6 +35,9 @@ enum CacheChangeHub {
     }
 
     private static let registry = Mutex(Registry())
+    /// How many listeners there are in the process, read without the lock so that a write posts
+    /// nothing, and builds no change, while no `Cache` listens (a `DiskCache` used alone).
+    private static let listenerCount = Atomic<Int>(0)
 
     /// The name that identifies `directory` for the hub: its real path, or the path as given when
     /// it cannot be resolved.
@@ -49,18 +52,26 @@ enum CacheChangeHub {
         registry.withLock { registry in
             registry.nextToken += 1
             registry.listeners.append(Listener(token: registry.nextToken, directory: directory, call: call))
+            listenerCount.store(registry.listeners.count, ordering: .releasing)
             return registry.nextToken
         }
     }
 
     /// Removes the listener with `token`.
     static func stopListening(_ token: UInt64) {
-        registry.withLock { registry in registry.listeners.removeAll { $0.token == token } }
+        registry.withLock { registry in
+            registry.listeners.removeAll { $0.token == token }
+            listenerCount.store(registry.listeners.count, ordering: .releasing)
+        }
     }
 
     /// Tells every listener of `directory` but the one with token `excluded` about `change`,
     /// outside the registry's lock.
-    static func post(_ change: CacheKeyChange, in directory: String, excluding excluded: UInt64? = nil) {
+    static func post(
+        _ change: @autoclosure () -> CacheKeyChange, in directory: String, excluding excluded: UInt64? = nil
+    ) {
+        guard listenerCount.load(ordering: .acquiring) > 0 else { return }
+        let change = change()
         let calls = registry.withLock { registry in
             registry.listeners.filter { $0.directory == directory && $0.token != excluded }.map(\.call)
         }

@@ -44,7 +44,6 @@ func fileCall<R>(_ body: () throws(SystemError) -> R) throws(CacheError) -> R {
 }
 
 /// Runs a call into the crypto layer, turning its failure into ``CacheError/crypto(_:)``.
-@inline(__always)
 func cryptoCall<R>(_ body: () throws(CryptoFailure) -> R) throws(CacheError) -> R {
     do { return try body() } catch { throw .crypto(error.description) }
 }

@@ -12,7 +12,6 @@ func systemCall<R>(_ body: () throws(SystemError) -> R) throws(MappedKVError) ->
 }
 
 /// Runs a call into the crypto layer, turning its failure into ``MappedKVError/crypto(_:)``.
-@inline(__always)
 func cryptoCall<R>(_ body: () throws(CryptoFailure) -> R) throws(MappedKVError) -> R {
     do { return try body() } catch { throw .crypto(error.description) }
 }

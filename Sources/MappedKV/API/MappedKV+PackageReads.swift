@@ -1,3 +1,5 @@
+import MappedKVFormat
+
 // Reads for the package's own modules built on the store: several keys in one store call, so a
 // page of entries costs one lock and one state check instead of one each. The invariant: the
 // payloads a call hands over are those of one state of the store, as a single
@@ -38,6 +40,40 @@ extension MappedKV {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Calls `body` with the bytes value of the key whose UTF-8 bytes are `key`, where it lies in
+    /// the store's memory, or with nil if the key is absent: ``withBytes(forKey:_:)`` for a caller
+    /// that builds its keys as bytes (a prefix and a name, say) and need not make a `String` of
+    /// each. One store call and one borrow of the store's memory; the buffer is valid only during
+    /// the call, and `body` must not call the store (its lock is held).
+    ///
+    /// - Throws: ``MappedKVError/valueDecodingFailed(key:type:reason:)`` if the value is not a
+    ///   bytes value.
+    package func withBytes(
+        forKeyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void
+    ) throws(MappedKVError) {
+        try withCore { (core) throws(MappedKVError) in
+            try core.prepareRead()
+            let failure = core.mirror.withUnsafeBytes { mirror -> FormatError? in
+                guard let range = core.liveValueRange(forKey: key, hash: core.index.hash(key), in: mirror) else {
+                    body(nil)
+                    return nil
+                }
+                var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: mirror[range]))
+                do throws(FormatError) {
+                    let length = try cursor.readLength()
+                    body(try cursor.readBytes(length))
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure {
+                throw .valueDecodingFailed(
+                    key: String(decoding: key, as: UTF8.self), type: "[UInt8]", reason: failure.description)
             }
         }
     }

@@ -58,12 +58,37 @@ extension StoreCore {
         comparing payload: UnsafeRawBufferPointer?,
         _ write: (UnsafeMutableRawPointer) -> Void
     ) throws(MappedKVError) {
-        try Self.validate(key: key)
+        let failure = Self.withBytes(of: key) { key -> MappedKVError? in
+            do throws(MappedKVError) {
+                try appendRecord(
+                    forKeyBytes: key, payloadLength: payloadLength, expiresAfter: duration, comparing: payload, write)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// ``appendRecord(forKey:payloadLength:expiresAfter:comparing:_:)`` for the key whose UTF-8
+    /// bytes are `key`. Under the store's locks, after catching up with other processes and before
+    /// the append, `examine` sees the key's live payload where it lies (nil if absent) if
+    /// `examinesCurrent`; `recorded` runs once the record is committed, before the locks are
+    /// released. Neither may call the store. (Flag and no-op defaults rather than optional
+    /// closures, which Swift makes escaping: a set would then allocate their contexts.)
+    func appendRecord(
+        forKeyBytes key: UnsafeRawBufferPointer, payloadLength: Int, expiresAfter duration: UInt32?,
+        comparing payload: UnsafeRawBufferPointer?, examinesCurrent: Bool = false,
+        examining examine: (UnsafeRawBufferPointer?) -> Void = { _ in },
+        _ write: (UnsafeMutableRawPointer) -> Void, recorded: () -> Void = {}
+    ) throws(MappedKVError) {
+        let keyLength = key.count
+        try Self.validate(keyLength: keyLength)
         guard payloadLength <= RecordLimits.maximumValueLength else { throw .valueTooLarge(size: payloadLength) }
         // The key's bucket travels from memory while the record is written; the lookup comes last.
-        Self.withBytes(of: key) { index.prefetchHome(of: $0) }
+        index.prefetchHome(of: key)
         // At most this long, whether or not key expiry is on when the lock is taken.
-        let longest = Record.encodedSize(keyLength: key.utf8.count, valueLength: payloadLength + ExpirySuffix.length)
+        let longest = Record.encodedSize(keyLength: keyLength, valueLength: payloadLength + ExpirySuffix.length)
         try writing(appendingAtMost: longest) { (files) throws(MappedKVError) in
             // Another process may have turned expiry on or off while this one waited for the lock.
             let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
@@ -73,10 +98,15 @@ extension StoreCore {
             if duration != nil && !expiryEnabled {
                 throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
             }
+            if examinesCurrent {
+                mirror.withUnsafeBytes { bytes in
+                    let range = liveValueRange(forKey: key, hash: index.hash(key), in: bytes)
+                    examine(range.map { UnsafeRawBufferPointer(rebasing: bytes[$0]) })
+                }
+            }
             if configuration.comparesBeforeSet && !expiryEnabled, let payload, storedValueEquals(payload, forKey: key) {
                 return
             }
-            let keyLength = key.utf8.count
             let valueLength = payloadLength + suffixLength
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
             if index.isEmpty || needsRandomIV || meta.version < .flag {
@@ -87,7 +117,7 @@ extension StoreCore {
             let start = mirror.count
             Varint.append(UInt64(keyLength), to: &mirror)
             let keyStart = mirror.count
-            Self.withBytes(of: key) { mirror.append(contentsOf: $0) }
+            mirror.append(contentsOf: key)
             Varint.append(UInt64(valueLength), to: &mirror)
             let valueStart = mirror.count
             Self.appendWritten(payloadLength, to: &mirror, write)
@@ -101,6 +131,7 @@ extension StoreCore {
                 keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
                 keyLength: UInt16(keyLength), keyOffset: UInt8(keyStart - start))
             mirror.withUnsafeBytes { bytes in _ = index.update(slot, in: bytes) }
+            recorded()
         }
     }
 
@@ -154,11 +185,16 @@ extension StoreCore {
     @discardableResult
     static func validate(key: String) throws(MappedKVError) -> Int {
         let length = key.utf8.count
+        try validate(keyLength: length)
+        return length
+    }
+
+    /// Checks a key's length in bytes: 1 to ``RecordLimits/maximumKeyLength``.
+    static func validate(keyLength length: Int) throws(MappedKVError) {
         guard length > 0 else { throw .invalidKey("key is empty") }
         guard length <= RecordLimits.maximumKeyLength else {
             throw .invalidKey("key is \(length) bytes; the limit is \(RecordLimits.maximumKeyLength)")
         }
-        return length
     }
 
     /// The bytes between the end of the region and the end of the data file.

@@ -56,7 +56,16 @@ extension StoreCore {
 extension StoreCore {
     /// Whether `key`'s live value is exactly `payload` (for ``Configuration/comparesBeforeSet``).
     func storedValueEquals(_ payload: UnsafeRawBufferPointer, forKey key: String) -> Bool {
-        guard let range = liveValueRange(forKey: key), range.count == payload.count else { return false }
-        return mirror.withUnsafeBytes { bytes in bytes[range].elementsEqual(payload) }
+        Self.withBytes(of: key) { storedValueEquals(payload, forKey: $0) }
+    }
+
+    /// ``storedValueEquals(_:forKey:)`` for the key whose UTF-8 bytes are `key`.
+    func storedValueEquals(_ payload: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) -> Bool {
+        mirror.withUnsafeBytes { bytes in
+            guard let range = liveValueRange(forKey: key, hash: index.hash(key), in: bytes),
+                range.count == payload.count
+            else { return false }
+            return bytes[range].elementsEqual(payload)
+        }
     }
 }

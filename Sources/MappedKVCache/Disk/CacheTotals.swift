@@ -32,6 +32,8 @@ final class CacheTotals: Sendable {
     static let fileName = "totals"
     static let length = 24
     private static let magic: [UInt8] = Array("MKVT".utf8)
+    /// ``magic``'s four bytes loaded as one word, compared with one load of the file's.
+    private static let magicWord = magic.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
 
     private let path: String
     /// The mapping, once made. Touched only under the manifest's exclusive lock; the mutex makes
@@ -62,6 +64,20 @@ final class CacheTotals: Sendable {
         for (offset, byte) in Self.magic.enumerated() { bytes[offset] = byte }
         bytes[4] = 1
         bytes[5] = 1
+    }
+
+    /// Adds `delta` to valid counts on file and returns the sum, in one go; nil, changing nothing,
+    /// when the file holds no valid counts yet (the caller counts the manifest, see
+    /// ``read(countingWith:)``). Call it under the manifest's exclusive lock.
+    func add(_ delta: CacheCounts) throws(CacheError) -> CacheCounts? {
+        let bytes = try mapped()
+        guard bytes.loadUnaligned(as: UInt32.self) == Self.magicWord, bytes[4] == 1, bytes[5] == 1 else { return nil }
+        let count = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: Int64.self))
+        let total = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: Int64.self))
+        let sum = CacheCounts(count: Int(count) + delta.count, bytes: Int(total) + delta.bytes)
+        bytes.storeBytes(of: Int64(max(0, sum.count)).littleEndian, toByteOffset: 8, as: Int64.self)
+        bytes.storeBytes(of: Int64(max(0, sum.bytes)).littleEndian, toByteOffset: 16, as: Int64.self)
+        return sum
     }
 
     /// Unmaps the file.

@@ -125,6 +125,21 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// Calls `body` with the UTF-8 bytes of the manifest key `e:<key>`, built in a temporary
+    /// buffer: a get makes no `String` of it (building one cost a get about 195 instructions).
+    @inline(__always)
+    static func withEntryKeyBytes<R>(_ key: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        var key = key
+        return key.withUTF8 { utf8 in
+            withUnsafeTemporaryAllocation(byteCount: utf8.count + 2, alignment: 1) { buffer in
+                buffer[0] = UInt8(ascii: "e")
+                buffer[1] = UInt8(ascii: ":")
+                UnsafeMutableRawBufferPointer(rebasing: buffer[2...]).copyMemory(from: UnsafeRawBufferPointer(utf8))
+                return body(UnsafeRawBufferPointer(buffer))
+            }
+        }
+    }
+
     /// Checks that `key` fits in the manifest.
     static func validate(_ key: String) throws(CacheError) {
         let length = key.utf8.count
@@ -157,10 +172,8 @@ public final class DiskCache: Sendable {
         try transaction.withPayload(forKey: entryKey) { payload in
             guard let payload else { return }
             var cursor = ByteCursor(payload)
-            guard let raw = try? cursor.readWholeLengthDelimited(expected: "a cache record"),
-                let record = CacheEntryRecord.decode(raw)
-            else { return }
-            summary = (record.size, record.fileName)
+            guard let raw = try? cursor.readWholeLengthDelimited(expected: "a cache record") else { return }
+            summary = CacheEntryRecord.summary(of: raw)
         }
         return summary
     }
@@ -171,160 +184,6 @@ public final class DiskCache: Sendable {
     ) throws(MappedKVError) -> (raw: [UInt8], record: CacheEntryRecord?)? {
         guard let raw = try transaction.bytes(forKey: entryKey(key)) else { return nil }
         return (raw, CacheEntryRecord(decoding: raw))
-    }
-
-    // MARK: Values
-
-    /// Stores `value` under `key`, replacing any previous value.
-    ///
-    /// - Parameters:
-    ///   - value: the bytes to store.
-    ///   - key: the entry's key.
-    ///   - timeToLive: after this long the entry is a miss and trim removes it; nil never expires.
-    ///   - extendedData: bytes kept with the entry and returned by ``entry(forKey:)``.
-    ///
-    /// A nil `timeToLive` takes ``DiskCacheConfiguration/defaultTimeToLive``.
-    public func set(
-        _ value: [UInt8], forKey key: String, timeToLive: Duration? = nil, extendedData: [UInt8]? = nil
-    ) throws(CacheError) {
-        try set(value, forKey: key, timeToLive: timeToLive, extendedData: extendedData, whileRecorded: nil)
-    }
-
-    /// ``set(_:forKey:timeToLive:extendedData:)``, calling `whileRecorded` once the record is in
-    /// the manifest, before its exclusive lock is released (so calls from concurrent sets of the
-    /// key run in the order of their records), and telling the change to every cache of this
-    /// process on the directory but the listener `excluded`.
-    func set(
-        _ value: [UInt8], forKey key: String, timeToLive: Duration?, extendedData: [UInt8]?,
-        whileRecorded: (() -> Void)?, excluding excluded: UInt64? = nil
-    ) throws(CacheError) {
-        try Self.validate(key)
-        let timeToLive = timeToLive ?? configuration.defaultTimeToLive
-        guard value.count <= RecordLimits.maximumValueLength / 2 else {
-            throw .invalidArgument(reason: "a value of \(value.count) bytes is too large for the cache")
-        }
-        let now = configuration.clock.now()
-        let expiry = timeToLive.map { ttl in
-            let (expiry, overflow) = now.addingReportingOverflow(ttl.cacheMilliseconds)
-            return overflow ? UInt64.max : expiry  // a time to live too long to express: never
-        }
-        let crc = value.withUnsafeBytes { CRC32.update(0, $0) }
-        let inline = value.count <= configuration.inlineThreshold
-        let name = inline ? nil : FileNames.random()
-        let hook = faultHook.withLock { $0 }
-        let temporary = inline ? nil : try files.writeTemporary(value, halfway: { hook?(.writingTemporaryFile) })
-        let record = CacheEntryRecord(
-            size: value.count, crc: crc, modified: now, expiry: expiry, extendedData: extendedData,
-            location: name.map { .file(name: $0) } ?? .inline(value))
-        let encoded = record.encoded
-        let files = self.files
-        let entryKey = Self.entryKey(key)
-        let replaced: String?
-        let overLimits: Bool
-        do {
-            (replaced, overLimits) = try exclusively { transaction -> (String?, Bool) in
-                let counts = try countsBeforeWrite(in: transaction)
-                let old = try Self.summary(ofEntry: entryKey, in: transaction)
-                if let temporary, let name {
-                    try files.install(temporary, as: name)
-                    hook?(.renamedBeforeRecording)
-                }
-                try transaction.set(encoded, forKey: entryKey)
-                whileRecorded?()
-                hook?(.recordedBeforeUnlocking)
-                let delta = CacheCounts(count: old == nil ? 1 : 0, bytes: value.count - (old?.size ?? 0))
-                return (old?.fileName, try account(delta, after: counts))
-            }
-        } catch {
-            if let temporary { try? FileDescriptor.remove(temporary) }
-            throw error
-        }
-        if let replaced, replaced != name { files.remove(replaced) }
-        if overLimits { trimSoon() }
-        CacheChangeHub.post(.keys([key]), in: hubDirectory, excluding: excluded)
-    }
-
-    /// The value of `key`, or nil on a miss. A hit counts as an access for the LRU order.
-    public func value(forKey key: String) throws(CacheError) -> [UInt8]? {
-        try lookUp(key, withExtendedData: false)?.value
-    }
-
-    /// The entry of `key` with its metadata, or nil on a miss.
-    public func entry(forKey key: String) throws(CacheError) -> DiskCacheEntry? {
-        guard let found = try lookUp(key, withExtendedData: true) else { return nil }
-        return DiskCacheEntry(
-            key: key, value: found.value, modified: found.modified, expiry: found.expiry,
-            extendedData: found.extendedData)
-    }
-
-    /// The value of `key` and its metadata (the extended data only if asked for), or nil on a
-    /// miss; an entry that cannot be served is dropped. A hit counts as an access.
-    func lookUp(_ key: String, withExtendedData: Bool) throws(CacheError) -> ManifestLookup.Found? {
-        try Self.validate(key)
-        let now = configuration.clock.now()
-        // The record is judged where it lies in the manifest's memory: an inline value is checked
-        // in place and copied once, into the array returned.
-        let lookup = try manifestCall { () throws(MappedKVError) in
-            try manifest.withBytes(forKey: Self.entryKey(key)) { raw in
-                ManifestLookup(raw, at: now, withExtendedData: withExtendedData)
-            }
-        }
-        let found: ManifestLookup.Found
-        switch lookup {
-        case nil:
-            return nil
-        case .inline(let inline):
-            found = inline
-        case .file(let raw):
-            guard let record = CacheEntryRecord(decoding: raw), let name = record.fileName,
-                let bytes = try files.read(name, expecting: record)
-            else {
-                try drop(key, ifStill: raw)
-                return nil
-            }
-            found = ManifestLookup.Found(
-                value: bytes, modified: record.modified, expiry: record.expiry, extendedData: record.extendedData)
-        case .unusable(let raw):
-            try drop(key, ifStill: raw)
-            return nil
-        }
-        noteAccess(key, at: now)
-        return found
-    }
-
-    /// Whether `key` has an entry that has not expired (its bytes are not read).
-    public func contains(_ key: String) throws(CacheError) -> Bool {
-        try Self.validate(key)
-        let raw = try manifestCall { () throws(MappedKVError) in
-            try manifest.bytes(forKey: Self.entryKey(key))
-        }
-        guard let raw, let record = CacheEntryRecord(decoding: raw) else { return false }
-        return !record.isExpired(at: configuration.clock.now())
-    }
-
-    /// The value a record describes, if its bytes are exactly the recorded ones.
-    func read(_ record: CacheEntryRecord) throws(CacheError) -> [UInt8]? {
-        switch record.location {
-        case .inline: return record.intactInlineValue
-        case .file(let name): return try files.read(name, expecting: record)
-        }
-    }
-
-    /// Removes the entry of `key` if its record is still `raw` (another process may have replaced
-    /// it since it was read), and its file.
-    func drop(_ key: String, ifStill raw: [UInt8]) throws(CacheError) {
-        let name = try exclusively { transaction -> String?? in
-            guard let current = try Self.record(of: key, in: transaction), current.raw == raw else { return nil }
-            let counts = try countsBeforeWrite(in: transaction)
-            try manifest.removeValues(forKeys: [Self.entryKey(key), Self.accessKey(key)])  // one append
-            let delta =
-                current.record.map { CacheCounts(count: -1, bytes: -$0.size) } ?? CacheCounts(count: 0, bytes: 0)
-            _ = try account(delta, after: counts)
-            return .some(current.record?.fileName)
-        }
-        if case .some(.some(let name)) = name { files.remove(name) }
-        if name != nil { CacheChangeHub.post(.keys([key]), in: hubDirectory) }
-        logger.debug("dropped an entry that cannot be served", metadata: ["key": "\(key)"])
     }
 
     /// Removes the entry of `key`; an absent key is not an error.
@@ -356,37 +215,5 @@ public final class DiskCache: Sendable {
         accessTimes.withLock { $0.forgetAll() }
         CacheChangeHub.post(.all, in: hubDirectory)
         Task.detached(priority: .background) { CacheFiles.deleteTree(trash) }
-    }
-}
-
-/// An entry read from a ``DiskCache``.
-public struct DiskCacheEntry: Sendable, Equatable {
-    /// The entry's key.
-    public var key: String
-    /// The value's bytes.
-    public var value: [UInt8]
-    /// When it was set, in milliseconds since 1970.
-    public var modified: UInt64
-    /// When it expires, in milliseconds since 1970, or nil.
-    public var expiry: UInt64?
-    /// The extended data set with it, if any.
-    public var extendedData: [UInt8]?
-}
-
-/// Where a crash test may kill a process that is setting a value (see ``DiskCache/setFaultHook(_:)``).
-package enum CacheFaultPoint: String, Sendable, CaseIterable {
-    /// Half of a value file's temporary file is written.
-    case writingTemporaryFile = "writing-temporary-file"
-    /// The value file has its final name; the manifest does not record it yet.
-    case renamedBeforeRecording = "renamed-before-recording"
-    /// The record is in the manifest; the exclusive lock is still held.
-    case recordedBeforeUnlocking = "recorded-before-unlocking"
-}
-
-extension DiskCache {
-    /// Installs a function called at each ``CacheFaultPoint`` of a set, for crash tests (the CLI's
-    /// hidden `--crash-at`). Costs one lock and a nil check per set when none is installed.
-    package func setFaultHook(_ hook: (@Sendable (CacheFaultPoint) -> Void)?) {
-        faultHook.withLock { $0 = hook }
     }
 }

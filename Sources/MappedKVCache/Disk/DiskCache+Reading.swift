@@ -1,0 +1,143 @@
+import MappedKV
+import MappedKVFormat
+
+// Reading a value. The invariant: bytes are returned only when their length and CRC are the
+// recorded ones, so a missing, short or changed file, or a damaged record, is a miss (and the
+// entry is dropped), never wrong bytes. A live inline value is checked where it lies in the
+// manifest's memory and copied once, into the array returned.
+
+extension DiskCache {
+    /// The value of `key`, or nil on a miss. A hit counts as an access for the LRU order.
+    public func value(forKey key: String) throws(CacheError) -> [UInt8]? {
+        try Self.validate(key)
+        let now = configuration.clock.now()
+        // The common hit, a live inline value, is served from the one lookup that finds it,
+        // without the metadata `lookUp` gathers; anything else (a miss, a value in a file, a
+        // record to drop) takes `lookUp`, which looks the key up again.
+        let manifest = self.manifest
+        var value: [UInt8]?
+        var isInlineHit = false
+        var isMiss = false
+        let failure = Self.withEntryKeyBytes(key) { entryKey -> MappedKVError? in
+            do throws(MappedKVError) {
+                try manifest.withBytes(forKeyBytes: entryKey) { raw in
+                    guard let raw else {
+                        isMiss = true
+                        return
+                    }
+                    guard let view = CacheEntryRecordView(raw), view.isInline, !view.isExpired(at: now) else { return }
+                    value = view.intactInlineValue(in: raw)
+                    isInlineHit = value != nil
+                }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw .store(failure) }
+        if isMiss { return nil }
+        guard isInlineHit else { return try lookUp(key, withExtendedData: false)?.value }
+        noteAccess(key, at: now)
+        return value
+    }
+
+    /// The entry of `key` with its metadata, or nil on a miss.
+    public func entry(forKey key: String) throws(CacheError) -> DiskCacheEntry? {
+        guard let found = try lookUp(key, withExtendedData: true) else { return nil }
+        return DiskCacheEntry(
+            key: key, value: found.value, modified: found.modified, expiry: found.expiry,
+            extendedData: found.extendedData)
+    }
+
+    /// The value of `key` and its metadata (the extended data only if asked for), or nil on a
+    /// miss; an entry that cannot be served is dropped. A hit counts as an access.
+    func lookUp(_ key: String, withExtendedData: Bool) throws(CacheError) -> ManifestLookup.Found? {
+        try Self.validate(key)
+        let now = configuration.clock.now()
+        // The record is judged where it lies in the manifest's memory: an inline value is checked
+        // in place and copied once, into the array returned.
+        let manifest = self.manifest
+        var lookup: ManifestLookup?
+        let failure = Self.withEntryKeyBytes(key) { entryKey -> MappedKVError? in
+            do throws(MappedKVError) {
+                try manifest.withBytes(forKeyBytes: entryKey) { raw in
+                    lookup = raw.map { ManifestLookup($0, at: now, withExtendedData: withExtendedData) }
+                }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw .store(failure) }
+        let found: ManifestLookup.Found
+        switch consume lookup {
+        case nil:
+            return nil
+        case .inline(let inline):
+            found = inline
+        case .file(let raw):
+            guard let record = CacheEntryRecord(decoding: raw), let name = record.fileName,
+                let bytes = try files.read(name, expecting: record)
+            else {
+                try drop(key, ifStill: raw)
+                return nil
+            }
+            found = ManifestLookup.Found(
+                value: bytes, modified: record.modified, expiry: record.expiry, extendedData: record.extendedData)
+        case .unusable(let raw):
+            try drop(key, ifStill: raw)
+            return nil
+        }
+        noteAccess(key, at: now)
+        return found
+    }
+
+    /// Whether `key` has an entry that has not expired (its bytes are not read).
+    public func contains(_ key: String) throws(CacheError) -> Bool {
+        try Self.validate(key)
+        let raw = try manifestCall { () throws(MappedKVError) in
+            try manifest.bytes(forKey: Self.entryKey(key))
+        }
+        guard let raw, let record = CacheEntryRecord(decoding: raw) else { return false }
+        return !record.isExpired(at: configuration.clock.now())
+    }
+
+    /// The value a record describes, if its bytes are exactly the recorded ones.
+    func read(_ record: CacheEntryRecord) throws(CacheError) -> [UInt8]? {
+        switch record.location {
+        case .inline: return record.intactInlineValue
+        case .file(let name): return try files.read(name, expecting: record)
+        }
+    }
+
+    /// Removes the entry of `key` if its record is still `raw` (another process may have replaced
+    /// it since it was read), and its file.
+    func drop(_ key: String, ifStill raw: [UInt8]) throws(CacheError) {
+        let name = try exclusively { transaction -> String?? in
+            guard let current = try Self.record(of: key, in: transaction), current.raw == raw else { return nil }
+            let counts = try countsBeforeWrite(in: transaction)
+            try manifest.removeValues(forKeys: [Self.entryKey(key), Self.accessKey(key)])  // one append
+            let delta =
+                current.record.map { CacheCounts(count: -1, bytes: -$0.size) } ?? CacheCounts(count: 0, bytes: 0)
+            _ = try account(delta, after: counts)
+            return .some(current.record?.fileName)
+        }
+        if case .some(.some(let name)) = name { files.remove(name) }
+        if name != nil { CacheChangeHub.post(.keys([key]), in: hubDirectory) }
+        logger.debug("dropped an entry that cannot be served", metadata: ["key": "\(key)"])
+    }
+}
+
+/// An entry read from a ``DiskCache``.
+public struct DiskCacheEntry: Sendable, Equatable {
+    /// The entry's key.
+    public var key: String
+    /// The value's bytes.
+    public var value: [UInt8]
+    /// When it was set, in milliseconds since 1970.
+    public var modified: UInt64
+    /// When it expires, in milliseconds since 1970, or nil.
+    public var expiry: UInt64?
+    /// The extended data set with it, if any.
+    public var extendedData: [UInt8]?
+}

@@ -92,6 +92,11 @@ struct CacheFiles: Sendable {
         guard let file = try? FileDescriptor.open(path(of: name), access: .readOnly) else { return nil }
         defer { file.close() }
         let headerLength = 6 + (cryptKey == nil ? 0 : 16)
+        // A damaged record may claim up to 2 GiB; past a size whose allocation is harmless, the
+        // file's size is checked before the value's storage is allocated.
+        if record.size > Self.sizeCheckedFirst {
+            guard (try? file.size()) == headerLength + record.size else { return nil }
+        }
         var intact = false
         var failure: CryptoFailure?
         // One `preadv` reads the header, the value straight into its storage (no zero fill, no
@@ -138,6 +143,9 @@ struct CacheFiles: Sendable {
         }
         return crc == expected
     }
+
+    /// The largest value a read allocates storage for before it knows the file is that long.
+    static let sizeCheckedFirst = 16 << 20
 
     /// The bytes of an encrypted value decrypted and checksummed at a time: small enough to stay
     /// in a core's cache between the two.

@@ -103,6 +103,39 @@ package struct FileDescriptor: Sendable {
         return done
     }
 
+    /// Reads into `buffers` in turn, from `offset` on, until they are all full or the file ends;
+    /// returns the bytes read. One `preadv` (at most 1024 buffers), more only after a short read.
+    /// A count below the buffers' total means the file ended; a spare last buffer tells a longer file.
+    package func read(into buffers: [UnsafeMutableRawBufferPointer], at offset: Int) throws(SystemError) -> Int {
+        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
+            (vectors) throws(SystemError) -> Int in
+            var count = 0
+            for buffer in buffers where buffer.count > 0 {
+                vectors[count] = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+                count += 1
+            }
+            guard let base = vectors.baseAddress else { return 0 }
+            var first = 0  // the first vector not yet full
+            var done = 0
+            while first < count {
+                let n = try syscall("preadv", path: path) {
+                    preadv(rawValue, base + first, Int32(count - first), off_t(offset + done))
+                }
+                if n == 0 { break }
+                done += n
+                var rest = n
+                while first < count && rest >= vectors[first].iov_len {
+                    rest -= vectors[first].iov_len
+                    first += 1
+                }
+                if rest > 0, let start = vectors[first].iov_base {
+                    vectors[first] = iovec(iov_base: start + rest, iov_len: vectors[first].iov_len - rest)
+                }
+            }
+            return done
+        }
+    }
+
     /// Writes all of `bytes` at `offset`.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(SystemError) {
         guard let base = bytes.baseAddress else { return }

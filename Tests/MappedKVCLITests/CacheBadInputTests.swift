@@ -3,7 +3,8 @@ import Testing
 
 /// Bad input to `mappedkv cache` gets a clear message on standard error and a non-zero exit,
 /// never a crash, and changes nothing: a missing or doubled value, an unreadable file, negative
-/// limits, bad options, an empty key, and a directory that is not a cache.
+/// limits, bad options, an empty key, a directory that is not a cache, and a manifest record that
+/// claims a 2 GiB value for a small file.
 @Suite("cache bad input")
 struct CacheBadInputTests {
     @Test("bad arguments fail cleanly with a message and leave the cache unchanged")
@@ -72,6 +73,37 @@ struct CacheBadInputTests {
             let result = try CacheCLI(dir: dir).run("get", ["k"])
             #expect(result.exitedNormally && result.status != 0, "\(result)")
             #expect(result.stderr.contains("cache manifest:") || result.stderr == "not found\n", "\(result)")
+        }
+    }
+
+    @Test("a record claiming a 2 GiB value for a 500-byte file is a miss, even with 1.2 GiB of address space")
+    func hugeRecordedSize() throws {
+        try TemporaryDirectory.with { tmp in
+            let cache = CacheCLI(dir: tmp.path("cache"), options: ["--inline-threshold", "64"])
+            try cache.put("victim", bytes: CacheValues.everyByte(count: 500), in: tmp)
+            let manifest = ["--root", cache.dir, "--id", "manifest", "--multi-process", "--lock", "shared-memory"]
+            let record = try CLI.succeed(["get"] + manifest + ["--type", "bytes", "e:victim"]).stdout
+            // Version, flags, then the size's varint (f403 for 500), replaced by Int32.max's.
+            #expect(record.hasPrefix("0100f403"), "\(record)")
+            let damaged = "0100ffffffff07" + record.dropFirst(8).trimmingCharacters(in: .whitespacesAndNewlines)
+            try CLI.succeed(["set"] + manifest + ["--type", "bytes", "e:victim", damaged])
+
+            // The storage for the value is not allocated before the file's size is known: under
+            // this limit an allocation of 2 GiB fails, which would stop the process.
+            let binary = try CLI.binary.get().path
+            let reader = Process()
+            reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+            reader.arguments =
+                ["-c", #"ulimit -v 1228800 && exec "$0" "$@""#, binary] + cache.arguments("get", ["victim"])
+            let errors = Pipe()
+            reader.standardError = errors
+            reader.standardOutput = FileHandle.nullDevice
+            try reader.run()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            reader.waitUntilExit()
+            #expect(reader.terminationReason == .exit && reader.terminationStatus == 1, "\(message)")
+            #expect(message == "not found\n")
+            #expect(try cache.valueFiles().isEmpty, "the miss dropped the entry and its file")
         }
     }
 }

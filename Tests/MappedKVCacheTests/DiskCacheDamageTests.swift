@@ -1,6 +1,7 @@
 // Proves that damage is a miss, never other bytes: a value file truncated, emptied, lengthened,
 // with a flipped byte, deleted, replaced by another entry's file or with a bad header, and a
-// manifest record replaced by random bytes or written with a wrong CRC, each makes the entry a
+// manifest record replaced by random bytes, written with a wrong CRC or claiming a 2 GiB value
+// (which a read must not allocate for a 500-byte file), each makes the entry a
 // miss that is dropped (by the read, or by `verify(repair: true)` after `verify()` listed it),
 // leaves the other entries intact and the cache clean. Also that orphans (unrecorded files and
 // folders in files/, temporary files of dead processes, leftover trash) are counted by
@@ -28,7 +29,7 @@ import Testing
 
     enum RecordDamage: String, CaseIterable, Sendable {
         case inlineRandomBytes, fileRandomBytes, inlineWrongCRC, fileWrongCRC, inlineFlippedValue
-        case inlineTruncated, fileTruncatedName, unknownVersion
+        case inlineTruncated, fileTruncatedName, unknownVersion, fileHugeSize
     }
 
     /// A cache with a 64-byte inline threshold holding the victims and the survivors.
@@ -95,6 +96,8 @@ import Testing
         case .inlineTruncated: record.removeLast()
         case .fileTruncatedName: record[record.count - 1] = UInt8(ascii: "z")  // no longer 32 hex digits
         case .unknownVersion: record[0] = 9
+        case .fileHugeSize:  // the size varint (2 bytes for 500) replaced by Int32.max's 5 bytes
+            record.replaceSubrange(2..<4, with: [0xFF, 0xFF, 0xFF, 0xFF, 0x07])
         }
         try manifest.set(record, forKey: "e:" + victim)
         manifest.close()

@@ -36,6 +36,38 @@ struct FileDescriptorTests {
         }
     }
 
+    @Test(
+        "read(into:at:) fills its buffers in turn; the count tells a file that ends inside them or goes past them",
+        arguments: [0, 50, 96, 97, 100]
+    )
+    func vectorRead(fileSize: Int) throws {
+        try TemporaryDirectory.with { directory in
+            let path = directory.file("vector")
+            try makeFile(path, pattern(fileSize + 3))
+            let file = try FileDescriptor.open(path, access: .readWriteCreate)
+            defer { file.close() }
+            try file.truncate(to: fileSize)
+            // A 3-byte head, an empty buffer (skipped), 90 bytes, and a spare byte: 94 bytes from 3.
+            var head = [UInt8](repeating: 0xEE, count: 3)
+            var body = [UInt8](repeating: 0xEE, count: 90)
+            var spare: [UInt8] = [0xEE]
+            var nothing: [UInt8] = []
+            let count = try head.withUnsafeMutableBytes { head in
+                try body.withUnsafeMutableBytes { body in
+                    try spare.withUnsafeMutableBytes { spare in
+                        try nothing.withUnsafeMutableBytes { nothing in
+                            try file.read(into: [head, nothing, body, spare], at: 3)
+                        }
+                    }
+                }
+            }
+            let expected = Array(pattern(fileSize + 3)[min(3, fileSize)..<min(97, fileSize)])
+            #expect(count == expected.count)
+            #expect(Array((head + body + spare).prefix(count)) == expected)
+            #expect((head + body + spare)[count...].allSatisfy { $0 == 0xEE }, "bytes past the count are untouched")
+        }
+    }
+
     @Test("a write past the end leaves a hole of zeros; an empty write changes nothing")
     func writes() throws {
         try TemporaryDirectory.with { directory in

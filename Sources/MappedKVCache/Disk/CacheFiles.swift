@@ -21,6 +21,8 @@ import MappedKVIO
 /// | value | size | the value, encrypted from the IV if flag bit 0 |
 ///
 /// A read checks the header, the length and the CRC recorded in the manifest; any mismatch is a miss.
+/// Files are read, never mapped: another process could truncate one, and a mapped page past the
+/// new end faults with `SIGBUS` instead of failing a call.
 struct CacheFiles: Sendable {
     let directory: String
     let cryptKey: CryptKey?
@@ -42,7 +44,12 @@ struct CacheFiles: Sendable {
     }
 
     /// Writes `value` to a new temporary file and returns its path; the caller renames it into place.
-    func writeTemporary(_ value: [UInt8], halfway: () -> Void = {}) throws(CacheError) -> String {
+    ///
+    /// One `pwrite` of the whole file: the page cache then holds it in the large folios one write
+    /// makes, which a read copies out faster than the small ones of split writes. Only with
+    /// `halfway` (a crash test's fault point) is the file written in two halves, `halfway` called
+    /// between them.
+    func writeTemporary(_ value: [UInt8], halfway: (() -> Void)? = nil) throws(CacheError) -> String {
         let path = temporaryDirectory + "/\(getpid())-\(FileNames.random()).tmp"
         var bytes = Self.magic + [Self.version, cryptKey == nil ? 0 : 1]
         bytes.reserveCapacity(bytes.count + 16 + value.count)
@@ -60,10 +67,10 @@ struct CacheFiles: Sendable {
         try fileCall { () throws(SystemError) in
             let file = try FileDescriptor.open(path, access: .createNew)
             defer { file.close() }
-            let half = bytes.count / 2
+            let half = halfway == nil ? bytes.count : bytes.count / 2
             try bytes.withRawBytes { (raw) throws(SystemError) in
                 try file.write(UnsafeRawBufferPointer(rebasing: raw[..<half]), at: 0)
-                halfway()
+                halfway?()
                 try file.write(UnsafeRawBufferPointer(rebasing: raw[half...]), at: half)
             }
         }
@@ -85,44 +92,64 @@ struct CacheFiles: Sendable {
         guard let file = try? FileDescriptor.open(path(of: name), access: .readOnly) else { return nil }
         defer { file.close() }
         let headerLength = 6 + (cryptKey == nil ? 0 : 16)
-        guard let header = try? file.read(count: headerLength, at: 0), header.count == headerLength,
-            Array(header[0..<4]) == Self.magic, header[4] == Self.version, header[5] == (cryptKey == nil ? 0 : 1),
-            (try? file.size()) == headerLength + record.size
-        else { return nil }
-        // Read straight into the value's storage (no zero fill, no second copy), a chunk at a time,
-        // each chunk decrypted and checksummed while it is still in the processor's cache.
-        let stream = try cryptoCall { () throws(CryptoFailure) in
-            try cryptKey.map { (key) throws(CryptoFailure) in try CFBStream(key: key.aesKey, iv: Array(header[6..<22]))
-            }
+        // A damaged record may claim up to 2 GiB; past a size whose allocation is harmless, the
+        // file's size is checked before the value's storage is allocated.
+        if record.size > Self.sizeCheckedFirst {
+            guard (try? file.size()) == headerLength + record.size else { return nil }
         }
-        var crc: UInt32 = 0
-        var complete = true
+        var intact = false
         var failure: CryptoFailure?
+        // One `preadv` reads the header, the value straight into its storage (no zero fill, no
+        // second copy) and a spare byte past the recorded end: only a file of exactly
+        // header + size bytes fills the first two and leaves the spare byte unread, so no `fstat`.
         let value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in
-            let storage = UnsafeMutableRawBufferPointer(buffer)
-            while count < record.size {
-                let end = min(record.size, count + Self.readChunk)
-                let chunk = UnsafeMutableRawBufferPointer(rebasing: storage[count..<end])
-                guard (try? file.read(into: chunk, at: headerLength + count)) == chunk.count else {
-                    complete = false
-                    return
-                }
-                do throws(CryptoFailure) { try stream?.decrypt(chunk) } catch {
+            withUnsafeTemporaryAllocation(byteCount: headerLength + 1, alignment: 1) { header in
+                let storage = UnsafeMutableRawBufferPointer(buffer)
+                let parts = [
+                    UnsafeMutableRawBufferPointer(rebasing: header[..<headerLength]), storage,
+                    UnsafeMutableRawBufferPointer(rebasing: header[headerLength...]),
+                ]
+                guard (try? file.read(into: parts, at: 0)) == headerLength + record.size,
+                    header[0..<4].elementsEqual(Self.magic), header[4] == Self.version,
+                    header[5] == (cryptKey == nil ? 0 : 1)
+                else { return }
+                count = record.size
+                do throws(CryptoFailure) {
+                    let iv = Array(UnsafeRawBufferPointer(rebasing: header[6..<headerLength]))
+                    intact = try Self.decryptAndCheck(storage, with: cryptKey, iv: iv, crc: record.crc)
+                } catch {
                     failure = error
-                    complete = false
-                    return
                 }
-                crc = CRC32.update(crc, UnsafeRawBufferPointer(chunk))
-                count = end
             }
         }
         if let failure { throw .crypto(failure.description) }
-        guard complete, crc == record.crc else { return nil }
-        return value
+        return intact ? value : nil
     }
 
-    /// The bytes read, decrypted and checksummed at a time: small enough to stay in a core's cache.
-    static let readChunk = 128 << 10
+    /// Decrypts `value` in place (if `cryptKey` is set) and tells whether its CRC-32 is `crc`,
+    /// a chunk at a time, each chunk checksummed right after its decryption, while it is cached.
+    private static func decryptAndCheck(
+        _ value: UnsafeMutableRawBufferPointer, with cryptKey: CryptKey?, iv: [UInt8], crc expected: UInt32
+    ) throws(CryptoFailure) -> Bool {
+        guard let cryptKey else { return CRC32.update(0, UnsafeRawBufferPointer(value)) == expected }
+        let stream = try CFBStream(key: cryptKey.aesKey, iv: iv)
+        var crc: UInt32 = 0
+        var start = 0
+        while start < value.count {
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: value[start..<min(value.count, start + cryptChunk)])
+            try stream.decrypt(chunk)
+            crc = CRC32.update(crc, UnsafeRawBufferPointer(chunk))
+            start += chunk.count
+        }
+        return crc == expected
+    }
+
+    /// The largest value a read allocates storage for before it knows the file is that long.
+    static let sizeCheckedFirst = 16 << 20
+
+    /// The bytes of an encrypted value decrypted and checksummed at a time: small enough to stay
+    /// in a core's cache between the two.
+    static let cryptChunk = 128 << 10
 
     /// Deletes `files/<name>`; a missing file is not an error. Something `unlink` cannot delete
     /// (a folder, which only an orphan can be) is deleted with everything in it.

@@ -47,7 +47,8 @@ extension DiskCache {
         let inline = value.count <= configuration.inlineThreshold
         let name = inline ? nil : FileNames.random()
         let hook = faultHook.withLock { $0 }
-        let temporary = inline ? nil : try files.writeTemporary(value, halfway: { hook?(.writingTemporaryFile) })
+        let halfway = hook.map { hook in { hook(.writingTemporaryFile) } }
+        let temporary = inline ? nil : try files.writeTemporary(value, halfway: halfway)
         let record = CacheEntryRecord(
             size: value.count, crc: crc, modified: now, expiry: expiry, extendedData: extendedData,
             location: name.map { .file(name: $0) } ?? .inline(value))

@@ -47,6 +47,8 @@ public final class DiskCache: Sendable {
     let hubDirectory: String
     /// Called at the points of a set where a crash test kills the process; nil outside them.
     let faultHook = Mutex<(@Sendable (CacheFaultPoint) -> Void)?>(nil)
+    /// Whether ``faultHook`` holds a hook: a set reads the mutex only when it does.
+    let hasFaultHook = Atomic<Bool>(false)
 
     /// The manifest store's ID inside the directory.
     static let manifestID = "manifest"

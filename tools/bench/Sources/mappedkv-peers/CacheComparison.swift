@@ -134,6 +134,7 @@ struct CacheResults {
         let n = Format.grouped(Double(sizes.n))
         var out = "## MappedKVCache and its peers: disk and memory caches, N = \(n), medians of \(runs) rounds\n\n"
         out += "Machine: \(machine.summary)\n\n"
+        out += "Clock: \(Clock.description).\n\n"
         out +=
             "Load average (1, 5, 15 min) before the first round: \(loadAtStart); after the last: \(loadAtEnd) "
             + "(anything above 0 is other processes competing for the \(machine.cores) cores).\n\n"

@@ -1,10 +1,10 @@
 // What `MemoryCache` guards with its lock.
 //
-// Invariant: every stored time is the latest clock reading seen so far, so the list stays in order of
-// last access; every entry the cache drops by itself is counted and recorded in the caller's
+// Invariant: every stored time is the latest clock reading seen so far, so no entry was used later
+// than `latestTime`; every entry the cache drops by itself is counted and recorded in the caller's
 // `EvictionBatch`.
 
-/// The state of a ``MemoryCache``: the indexed recency list, the limits and the counters.
+/// The state of a ``MemoryCache``: the indexed second-chance queue, the limits and the counters.
 ///
 /// Every method expects the cache's lock to be held and does only bookkeeping: values leave through
 /// an ``EvictionBatch`` so that handlers run, and values are destroyed, after the lock is released.
@@ -12,10 +12,10 @@
 struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// A handler for evictions.
     @usableFromInline typealias Handler = @Sendable (Key, Value, MemoryCacheEvictionReason) -> Void
-    /// The recency list's type.
-    @usableFromInline typealias List = LRUList<Key, Value>
+    /// The queue's type.
+    @usableFromInline typealias List = SecondChanceList<Key, Value>
 
-    /// The entries, most recently used first, indexed by key.
+    /// The entries in eviction order, indexed by key.
     @usableFromInline var list = List()
     /// The limits as given.
     @usableFromInline private(set) var limits = MemoryCacheLimits()
@@ -82,7 +82,8 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         batch.append(key: key, value: value, reason: reason)
     }
 
-    /// Looks `key` up at `now`: a live entry becomes the most recently used one; a dead one is evicted.
+    /// Looks `key` up at `now`: a live entry is marked as read (see ``SecondChanceList/touch(_:time:)``);
+    /// a dead one is evicted.
     @inlinable
     mutating func value(forKey key: Key, now reading: Int64, batch: inout EvictionBatch<Key, Value>) -> Value? {
         guard let index = list.find(key) else {
@@ -107,7 +108,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return deadReason(index, now: monotonic(reading)) == nil
     }
 
-    /// Stores `value` for `key` as the most recently used entry, then trims to the limits.
+    /// Stores `value` for `key`, queued last, then trims to the limits.
     ///
     /// A value that could not be kept even alone (its time to live is not positive, the count limit is
     /// zero, its cost exceeds the cost limit, or the age limit is zero) removes any entry for `key` and
@@ -166,15 +167,15 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return list
     }
 
-    /// The keys, least recently used first.
-    var keysLeastRecentFirst: [Key] {
-        list.indicesLeastRecentFirst.map { list.key(at: $0) }
+    /// The keys in eviction order: the next one eviction considers first.
+    var keysInEvictionOrder: [Key] {
+        list.indicesInQueueOrder.map { list.key(at: $0) }
     }
 
     /// A description of the first broken invariant, or `nil`. O(n); for tests.
     func invariantViolation() -> String? {
         if let violation = list.invariantViolation() { return violation }
-        if !list.isEmpty && list.lastAccess(at: list.mostRecent) > latestTime {
+        if list.indicesInQueueOrder.contains(where: { list.lastAccess(at: $0) > latestTime }) {
             return "an entry was used after the latest clock reading"
         }
         return nil

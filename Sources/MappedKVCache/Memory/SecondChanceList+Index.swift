@@ -133,7 +133,7 @@ extension SecondChanceList {
             occupied += 1
             let node = Self.node(in: slot)
             guard node >= 0, node < nodes.count, nodes[node].key != nil else { return "a slot names a free node" }
-            guard nodes[node].tag == Self.tag(in: slot) else { return "a slot's tag differs from its node's" }
+            guard links[node].tag == Self.tag(in: slot) else { return "a slot's tag differs from its node's" }
             var probe = Int(Self.tag(in: slot)) & mask
             while probe != position {
                 guard slots[probe] != 0 else { return "a slot is cut off from its home" }

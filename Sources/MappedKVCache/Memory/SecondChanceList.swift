@@ -2,9 +2,10 @@
 //
 // Invariant: the live nodes form one doubly linked list, the queue, from `newest` (queued last) to
 // `oldest` (the next to be considered for eviction); a node is queued when it is stored and again when
-// it gets its second chance, never when it is read; `referenced` is set exactly on the live nodes read
-// since they were last queued; the live nodes' `sequence` numbers are distinct and below
-// `nextSequence`, and of two nodes the one stored or read later has the larger; every other slot of
+// it gets its second chance, never when it is read; the low bit of `stamp` is set exactly on the live
+// nodes read since they were last queued; the rest of the live nodes' stamps (their sequence numbers)
+// are distinct and below `nextSequence`, and of two nodes the one stored or read later has the larger
+// stamp; every other slot of
 // `nodes` is on the free list and holds neither key nor value; each live node is found through exactly
 // one slot of the key index (see SecondChanceList+Index.swift); `count`, `totalCost` and
 // `expiringCount` describe exactly the live nodes.
@@ -16,8 +17,8 @@
 /// so a hit touches no memory beyond its index slot and its node. Eviction looks at the oldest node:
 /// one read since it was queued is queued again, unmarked, and the next is considered.
 ///
-/// Everything lives in three arrays: the nodes (what a read touches), their links and costs (what
-/// queueing and removal touch) and the index's slots. Nodes refer to each other by index and freed
+/// Everything lives in three arrays: the nodes (what a read touches, 48 bytes each for a `String` key),
+/// their links, tags and costs (what queueing and removal touch) and the index's slots. Nodes refer to each other by index and freed
 /// nodes are reused through a free list, so once the arrays have grown, no operation allocates.
 @usableFromInline
 struct SecondChanceList<Key: Hashable, Value> {
@@ -26,48 +27,47 @@ struct SecondChanceList<Key: Hashable, Value> {
     struct Node {
         /// The entry's key; `nil` in a free slot.
         @usableFromInline var key: Key?
-        /// The 32 bits of the key's hash that the index keeps.
-        @usableFromInline var tag: UInt32
-        /// Whether the entry was read since it was last queued.
-        @usableFromInline var referenced: Bool
         /// The entry's value; `nil` in a free slot.
         @usableFromInline var value: Value?
         /// When the entry was stored or last read, in nanoseconds of the cache's clock.
         @usableFromInline var lastAccess: Int64
         /// When the entry expires, in nanoseconds of the cache's clock; `Int64.max` for never.
         @usableFromInline var expiry: Int64
-        /// The order of the entry's last store or read among all stores and reads.
-        @usableFromInline var sequence: UInt64
+        /// The sequence number of the entry's last store or read (its order among all stores and
+        /// reads) shifted left by one, with the low bit set if the entry was read since it was last
+        /// queued: one word, so that a hit writes one word besides `lastAccess`.
+        @usableFromInline var stamp: UInt64
 
-        /// Makes a live, unreferenced node.
+        /// Makes a live, unmarked node.
         @inlinable
-        init(key: Key?, tag: UInt32, value: Value?, lastAccess: Int64, expiry: Int64, sequence: UInt64) {
+        init(key: Key?, value: Value?, lastAccess: Int64, expiry: Int64, sequence: UInt64) {
             self.key = key
-            self.tag = tag
-            self.referenced = false
             self.value = value
             self.lastAccess = lastAccess
             self.expiry = expiry
-            self.sequence = sequence
+            self.stamp = sequence << 1
         }
     }
 
-    /// The neighbours of a node in the queue and its cost; in a free slot, `older` is the next free
-    /// slot.
+    /// The neighbours of a node in the queue, its key's tag and its cost: what a read does not touch.
+    /// In a free slot, `older` is the next free slot.
     @usableFromInline
     struct Link {
         /// The node queued next after this one, or `SecondChanceList.none`.
         @usableFromInline var newer: Int32
         /// The node queued just before this one, or `SecondChanceList.none`.
         @usableFromInline var older: Int32
+        /// The 32 bits of the key's hash that the index keeps.
+        @usableFromInline var tag: UInt32
         /// The cost the entry was stored with.
         @usableFromInline var cost: Int
 
         /// Makes a link between `newer` and `older`.
         @inlinable
-        init(newer: Int32, older: Int32, cost: Int) {
+        init(newer: Int32, older: Int32, tag: UInt32, cost: Int) {
             self.newer = newer
             self.older = older
+            self.tag = tag
             self.cost = cost
         }
     }
@@ -121,7 +121,7 @@ struct SecondChanceList<Key: Hashable, Value> {
 
     /// Whether the live node at `index` was read since it was last queued.
     @inlinable
-    func isReferenced(_ index: Int) -> Bool { nodes[index].referenced }
+    func isReferenced(_ index: Int) -> Bool { nodes[index].stamp & 1 != 0 }
 
     /// The node queued next after the one at `index`, or `none`.
     @inlinable
@@ -143,8 +143,7 @@ struct SecondChanceList<Key: Hashable, Value> {
             nodes[index].value = value
             nodes[index].expiry = expiry
             nodes[index].lastAccess = time
-            nodes[index].sequence = sequence
-            nodes[index].referenced = false
+            nodes[index].stamp = sequence << 1
             links[index].cost = cost
             unlink(index)
             linkAsNewest(index)
@@ -174,12 +173,11 @@ struct SecondChanceList<Key: Hashable, Value> {
     mutating func touch(_ index: Int, time: Int64) {
         let sequence = nextSequence
         nextSequence &+= 1
-        // The hot path of every hit: one uniqueness check and no bounds check for the three fields it
-        // writes, all in the node its key was just compared in.
+        // The hot path of every hit: one uniqueness check and no bounds check for the two words it
+        // writes, in the node its key was just compared in.
         nodes.withUnsafeMutableBufferPointer { nodes in
             nodes[index].lastAccess = time
-            nodes[index].sequence = sequence
-            nodes[index].referenced = true
+            nodes[index].stamp = sequence << 1 | 1
         }
     }
 
@@ -189,7 +187,7 @@ struct SecondChanceList<Key: Hashable, Value> {
     /// - Precondition: the list is not empty.
     @inlinable
     mutating func nextVictim() -> Int {
-        while nodes[oldest].referenced {
+        while isReferenced(oldest) {
             giveSecondChance(oldest)
         }
         return oldest
@@ -198,7 +196,7 @@ struct SecondChanceList<Key: Hashable, Value> {
     /// Unmarks the live node at `index` and queues it last.
     @inlinable
     mutating func giveSecondChance(_ index: Int) {
-        nodes[index].referenced = false
+        nodes[index].stamp &= ~1
         unlink(index)
         linkAsNewest(index)
     }
@@ -207,16 +205,16 @@ struct SecondChanceList<Key: Hashable, Value> {
     @inlinable
     mutating func remove(_ index: Int) -> (key: Key, value: Value) {
         unlink(index)
-        let (tag, expiry) = (nodes[index].tag, nodes[index].expiry)
-        vacate(tag: tag, node: index)
+        vacate(tag: links[index].tag, node: index)
         count -= 1
         totalCost -= links[index].cost
+        let expiry = nodes[index].expiry
         if expiry != .max { expiringCount -= 1 }
         // One uniqueness check for both fields; `index` names a live node, so both are set.
         let (key, value) = nodes.withUnsafeMutableBufferPointer { nodes in
             (nodes[index].key.take()!, nodes[index].value.take()!)
         }
-        links[index] = Link(newer: Int32(SecondChanceList.none), older: Int32(firstFree), cost: 0)
+        links[index] = Link(newer: Int32(SecondChanceList.none), older: Int32(firstFree), tag: 0, cost: 0)
         firstFree = index
         return (key, value)
     }
@@ -233,23 +231,22 @@ struct SecondChanceList<Key: Hashable, Value> {
         guard firstFree == SecondChanceList.none else {
             let index = firstFree
             firstFree = Int(links[index].older)
+            links[index].tag = tag
             links[index].cost = cost
             nodes.withUnsafeMutableBufferPointer { nodes in
                 // A free slot: its key and value are nil, so nothing is released here.
                 nodes[index].key = key
-                nodes[index].tag = tag
-                nodes[index].referenced = false
                 nodes[index].value = value
                 nodes[index].lastAccess = lastAccess
                 nodes[index].expiry = expiry
-                nodes[index].sequence = sequence
+                nodes[index].stamp = sequence << 1
             }
             return index
         }
         precondition(nodes.count < Int32.max, "MemoryCache: too many entries")
-        nodes.append(
-            Node(key: key, tag: tag, value: value, lastAccess: lastAccess, expiry: expiry, sequence: sequence))
-        links.append(Link(newer: Int32(SecondChanceList.none), older: Int32(SecondChanceList.none), cost: cost))
+        nodes.append(Node(key: key, value: value, lastAccess: lastAccess, expiry: expiry, sequence: sequence))
+        links.append(
+            Link(newer: Int32(SecondChanceList.none), older: Int32(SecondChanceList.none), tag: tag, cost: cost))
         return nodes.count - 1
     }
 
@@ -304,7 +301,8 @@ struct SecondChanceList<Key: Hashable, Value> {
 
     /// The live nodes' indices, least recently stored or read first. O(n log n).
     var indicesLeastRecentFirst: [Int] {
-        indicesInQueueOrder.sorted { nodes[$0].sequence < nodes[$1].sequence }
+        // Sequence numbers are distinct, so the mark in the low bit never decides the order.
+        indicesInQueueOrder.sorted { nodes[$0].stamp < nodes[$1].stamp }
     }
 
     /// A copy of the live entries, in queue order with their marks and sequence numbers, in arrays and
@@ -329,8 +327,8 @@ struct SecondChanceList<Key: Hashable, Value> {
             }
             let copy = result.allocate(
                 key: key, tag: tag, value: value, cost: cost, lastAccess: node.lastAccess, expiry: node.expiry,
-                sequence: node.sequence)
-            result.nodes[copy].referenced = node.referenced
+                sequence: node.stamp >> 1)
+            result.nodes[copy].stamp = node.stamp
             result.occupy(slot, tag: tag, node: copy)
             result.linkAsNewest(copy)
             result.count += 1
@@ -356,10 +354,12 @@ struct SecondChanceList<Key: Hashable, Value> {
             let node = nodes[index]
             guard let key = node.key, node.value != nil else { return "live node \(index) is empty" }
             guard Int(links[index].newer) == previous else { return "node \(index) has the wrong newer link" }
-            guard node.sequence < nextSequence, sequences.insert(node.sequence).inserted else {
+            guard node.stamp >> 1 < nextSequence, sequences.insert(node.stamp >> 1).inserted else {
                 return "node \(index) has a repeated or future sequence number"
             }
-            guard node.tag == Self.tag(of: key), find(key) == index else { return "node \(index) is not indexed" }
+            guard links[index].tag == Self.tag(of: key), find(key) == index else {
+                return "node \(index) is not indexed"
+            }
             live += 1
             cost += links[index].cost
             if node.expiry != .max { expiring += 1 }

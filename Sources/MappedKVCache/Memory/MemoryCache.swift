@@ -131,7 +131,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @inlinable
     public func value(forKey key: Key) -> Value? {
         let now = clock.nanoseconds
-        return withState { state, batch in state.value(forKey: key, now: now, batch: &batch) }
+        // Hits and misses take the lock without an eviction batch, whose making, copying out and
+        // destroying cost a hit 70 of its 637 instructions. A dead entry takes the lock again with
+        // one; the lookup then happens there, as if it had been the only one.
+        switch lockedState.withLock({ $0.liveValue(forKey: key, now: now) }) {
+        case .hit(let value): return value
+        case .absent: return nil
+        case .dead: return withState { state, batch in state.value(forKey: key, now: now, batch: &batch) }
+        }
     }
 
     /// Whether the cache holds a live value for `key`.

@@ -101,6 +101,35 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         batch.append(key: key, value: value, reason: reason)
     }
 
+    /// What ``liveValue(forKey:now:)`` found.
+    @usableFromInline
+    enum Lookup {
+        /// A live entry, now marked as read and counted as a hit.
+        case hit(Value)
+        /// No entry, counted as a miss.
+        case absent
+        /// An entry that expired or aged out, left as it was and not counted: the caller evicts it
+        /// through ``value(forKey:now:batch:)``.
+        case dead
+    }
+
+    /// The hit path of a lookup: like ``value(forKey:now:batch:)``, but a dead entry is left for that
+    /// method (with the eviction batch only it needs) to evict and count.
+    @inlinable
+    mutating func liveValue(forKey key: Key, now reading: Int64) -> Lookup {
+        guard let index = list.find(key) else {
+            statistics.misses += 1
+            return .absent
+        }
+        let now = monotonic(reading)
+        let reason = Self.deadReason(
+            expiry: list.expiry(at: index), lastAccess: list.lastAccess(at: index), ageLimit: ageLimit, now: now)
+        guard reason == nil else { return .dead }
+        statistics.hits += 1
+        list.touch(index, time: now)
+        return .hit(list.value(at: index))
+    }
+
     /// Looks `key` up at `now`: a live entry is marked as read (see ``SecondChanceList/touch(_:time:)``);
     /// a dead one is evicted.
     @inlinable

@@ -38,7 +38,8 @@ import Synchronization
 /// Linux has no memory-warning notification: call ``handleMemoryPressure()`` yourself, for example when
 /// your own monitoring of the cgroup's `memory.pressure` or `memory.events` reports pressure.
 ///
-/// Every operation takes one lock. ``onEviction`` is called after the lock is released, on the thread
+/// Every operation takes one lock (a read that finds an expired or aged-out entry takes it a second
+/// time to evict it). ``onEviction`` is called after the lock is released, on the thread
 /// whose call caused the eviction (or the automatic trimming task), so the handler may use the cache.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The bounds the cache keeps.

@@ -75,7 +75,7 @@ struct MemoryCacheConcurrencyTests {
         _ = cache.value(forKey: "kept")
         clock.advance(by: .seconds(59))
         #expect(await memoryCacheEventually { cache.count == 1 })
-        #expect(cache.keysLeastRecentlyUsedFirst == ["kept"])
+        #expect(cache.keysInEvictionOrder == ["kept"])
         #expect(log.reasons == [.expired, .age])
     }
 

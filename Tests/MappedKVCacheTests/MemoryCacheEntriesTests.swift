@@ -42,10 +42,10 @@ struct MemoryCacheEntriesTests {
         _ = cache.value(forKey: "a")
         _ = cache.value(forKey: "missing")
         let statistics = cache.statistics
-        let order = cache.keysLeastRecentlyUsedFirst
+        let order = cache.keysInEvictionOrder
         for listingOrder in MemoryCacheEntryOrder.allCases { _ = cache.entries(order: listingOrder) }
         #expect(cache.statistics == statistics)
-        #expect(cache.keysLeastRecentlyUsedFirst == order)
+        #expect(cache.keysInEvictionOrder == order)
         cache.set(9, forKey: "d")
         #expect(log.all.map(\.key) == ["b"], "the least recently used entry is still the next to go")
         #expect(cache.invariantViolation() == nil)

@@ -67,6 +67,7 @@ struct MemoryCacheModelTests {
         #expect(coverage.hits > 1_000, "\(coverage.hits) hits")
         #expect(coverage.misses > 1_000, "\(coverage.misses) misses")
         #expect(coverage.compactions > 0)
+        #expect(coverage.secondChances > 100, "\(coverage.secondChances) second chances")
     }
 
     /// What a batch of sequences exercised.
@@ -75,6 +76,7 @@ struct MemoryCacheModelTests {
         var hits = 0
         var misses = 0
         var compactions = 0
+        var secondChances = 0
     }
 
     /// Runs the sequence of `seed`; returns a description of the first divergence, or `nil`.
@@ -111,7 +113,14 @@ struct MemoryCacheModelTests {
             if case .setLimits = operation, !limitsHold(cache, model) {
                 return "step \(step): limits broken after changing them"
             }
+            if case .sweep = operation, !model.holdsNothingOlder() {
+                return "step \(step): an entry past the age limit survived a sweep"
+            }
+            if case .trimToAge(let age) = operation, !model.holdsNothingOlder(than: age) {
+                return "step \(step): an entry past the age survived trim(toAge:)"
+            }
         }
+        coverage.secondChances += model.secondChances
         return nil
     }
 
@@ -175,11 +184,15 @@ struct MemoryCacheModelTests {
         actual: String, expected: String
     ) -> String? {
         if actual != expected { return "answered \(actual), model \(expected)" }
-        let entries = cache.entriesLeastRecentlyUsedFirst.map { "\($0.key.value)=\($0.value)/\($0.cost)" }
+        let entries = cache.entriesInEvictionOrder.map { "\($0.key.value)=\($0.value)/\($0.cost)" }
         let modelEntries = model.entries.map { "\($0.key)=\($0.value)/\($0.cost)" }
-        if entries != modelEntries { return "entries (LRU first) \(entries), model \(modelEntries)" }
-        if cache.keysLeastRecentlyUsedFirst.map(\.value) != model.entries.map(\.key) {
-            return "keysLeastRecentlyUsedFirst differ"
+        if entries != modelEntries { return "entries (queue order) \(entries), model \(modelEntries)" }
+        if cache.keysInEvictionOrder.map(\.value) != model.entries.map(\.key) {
+            return "keysInEvictionOrder differ"
+        }
+        let listed = cache.entries().map(\.key.value)
+        if listed != model.liveKeysLeastRecentFirst {
+            return "entries() \(listed), model \(model.liveKeysLeastRecentFirst)"
         }
         let evictions = log.drain().map {
             MemoryCacheReferenceModel.Record(key: $0.key.value, value: $0.value, reason: $0.reason)

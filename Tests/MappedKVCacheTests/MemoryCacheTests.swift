@@ -40,24 +40,45 @@ struct MemoryCacheTests {
         #expect(log.all.isEmpty, "replacing and removing are not evictions")
     }
 
-    @Test func readsMoveEntriesToMostRecentlyUsed() {
+    @Test func readsMarkEntriesWithoutMovingThemAndStoresQueueThemLast() {
         let cache = makeCache()
         for key in ["a", "b", "c", "d"] { cache.set(0, forKey: key) }
-        #expect(cache.keysLeastRecentlyUsedFirst == ["a", "b", "c", "d"])
+        #expect(cache.keysInEvictionOrder == ["a", "b", "c", "d"])
         _ = cache.value(forKey: "b")
         _ = cache.value(forKey: "a")
         cache.set(1, forKey: "c")
-        #expect(cache.keysLeastRecentlyUsedFirst == ["d", "b", "a", "c"])
+        #expect(cache.keysInEvictionOrder == ["a", "b", "d", "c"], "reads do not move; a store queues last")
+        #expect(cache.entries().map(\.key) == ["d", "b", "a", "c"], "the listing is by last store or read")
         _ = cache.contains("d")
-        #expect(cache.keysLeastRecentlyUsedFirst == ["d", "b", "a", "c"], "contains does not reorder")
+        #expect(cache.entries().map(\.key) == ["d", "b", "a", "c"], "contains is not a read")
+        cache.trim(toCount: 3)
+        #expect(log.all.map(\.key) == ["d"], "contains earned d no second chance")
     }
 
-    @Test func countLimitEvictsLeastRecentlyUsed() {
+    @Test func evictionGivesReadEntriesASecondChanceInQueueOrder() {
+        let cache = makeCache()
+        for (value, key) in ["a", "b", "c"].enumerated() { cache.set(value, forKey: key) }
+        _ = cache.value(forKey: "b")
+        _ = cache.value(forKey: "a")
+        cache.trim(toCount: 2)
+        // a and b were read: both go back in the queue, unmarked, in queue order; c goes.
+        #expect(log.all.map(\.key) == ["c"])
+        #expect(cache.keysInEvictionOrder == ["a", "b"])
+        cache.trim(toCount: 1)
+        // Exact LRU would evict b, read before a; the queue evicts a, queued again first.
+        #expect(log.all.map(\.key) == ["c", "a"])
+        #expect(cache.keysInEvictionOrder == ["b"])
+        #expect(cache.invariantViolation() == nil)
+    }
+
+    @Test func countLimitEvictsTheOldestUnreadEntry() {
         let cache = makeCache(.init(count: 3))
         for (value, key) in ["a", "b", "c"].enumerated() { cache.set(value, forKey: key) }
         _ = cache.value(forKey: "a")
         cache.set(3, forKey: "d")
-        #expect(cache.keysLeastRecentlyUsedFirst == ["c", "a", "d"])
+        // a, read, goes back in the queue behind d; b, the oldest unread, goes.
+        #expect(cache.keysInEvictionOrder == ["c", "d", "a"])
+        #expect(cache.entries().map(\.key) == ["c", "a", "d"])
         #expect(log.all == [.init(key: "b", value: 1, reason: .count)])
     }
 
@@ -120,7 +141,7 @@ struct MemoryCacheTests {
         cache.set(4, forKey: "d")
         clock.advance(by: .seconds(2))
         cache.removeExpiredValues()
-        #expect(cache.keysLeastRecentlyUsedFirst == ["b", "d"])
+        #expect(cache.keysInEvictionOrder == ["b", "d"])
         #expect(log.all.map(\.key) == ["a", "c"])
         #expect(Set(log.reasons) == [.expired])
     }
@@ -144,11 +165,30 @@ struct MemoryCacheTests {
         cache.set(2, forKey: "b")
         clock.advance(by: .seconds(5))
         cache.set(3, forKey: "c")
-        #expect(cache.keysLeastRecentlyUsedFirst == ["b", "c"])
+        #expect(cache.keysInEvictionOrder == ["b", "c"])
         clock.advance(by: .seconds(20))
         cache.trimExpiredAndAged()
         #expect(cache.isEmpty)
         #expect(log.reasons == [.age, .age, .age])
+    }
+
+    @Test func anEntryGivenASecondChanceCanAgeOutBehindYoungerOnesUntilASweep() {
+        let cache = makeCache(.init(age: .seconds(10)))
+        cache.set(1, forKey: "a")
+        clock.advance(by: .seconds(1))
+        #expect(cache.value(forKey: "a") == 1)
+        clock.advance(by: .seconds(1))
+        cache.set(2, forKey: "b")  // the store's age walk gives a, read, its second chance
+        #expect(cache.keysInEvictionOrder == ["b", "a"])
+        clock.advance(by: .seconds(9))  // a unread for 10 s, b for 9 s
+        cache.set(3, forKey: "c")  // the age walk stops at b
+        #expect(cache.keysInEvictionOrder == ["b", "a", "c"])
+        #expect(cache.count == 3, "a is past the age limit but not evicted yet")
+        #expect(!cache.contains("a"))
+        #expect(cache.entries().map(\.key) == ["b", "c"])
+        cache.trimExpiredAndAged()
+        #expect(cache.keysInEvictionOrder == ["b", "c"])
+        #expect(log.all == [.init(key: "a", value: 1, reason: .age)])
     }
 
     @Test func trimToAgeUsesTheGivenAge() {
@@ -158,7 +198,7 @@ struct MemoryCacheTests {
         cache.set(2, forKey: "b")
         clock.advance(by: .seconds(1))
         cache.trim(toAge: .seconds(2))
-        #expect(cache.keysLeastRecentlyUsedFirst == ["b"])
+        #expect(cache.keysInEvictionOrder == ["b"])
         cache.trim(toAge: .zero)
         #expect(cache.isEmpty)
         #expect(log.reasons == [.age, .age])
@@ -170,7 +210,7 @@ struct MemoryCacheTests {
         cache.set(1, forKey: "a")
         clock.advance(by: .seconds(-50))
         cache.set(2, forKey: "b")
-        #expect(cache.keysLeastRecentlyUsedFirst == ["a", "b"])
+        #expect(cache.keysInEvictionOrder == ["a", "b"])
         #expect(cache.invariantViolation() == nil)
         clock.advance(by: .seconds(59))
         #expect(cache.value(forKey: "a") == 1, "nine seconds after the latest reading")
@@ -185,16 +225,16 @@ struct MemoryCacheTests {
         cache.set(3, forKey: "c", cost: 2)
         #expect(cache.totalCost == 9)
         cache.set(4, forKey: "d", cost: 5)
-        #expect(cache.keysLeastRecentlyUsedFirst == ["c", "d"])
+        #expect(cache.keysInEvictionOrder == ["c", "d"])
         #expect(cache.totalCost == 7)
         #expect(log.all == [.init(key: "a", value: 1, reason: .cost), .init(key: "b", value: 2, reason: .cost)])
         cache.set(5, forKey: "e", cost: 0)
         cache.set(30, forKey: "c", cost: 8)
-        #expect(cache.keysLeastRecentlyUsedFirst == ["e", "c"], "growing an entry's cost evicts others")
+        #expect(cache.keysInEvictionOrder == ["e", "c"], "growing an entry's cost evicts others")
         #expect(cache.totalCost == 8)
         _ = cache.value(forKey: "e")
         cache.trim(toCost: 0)
-        #expect(cache.keysLeastRecentlyUsedFirst == ["e"], "trimming stops once the cost is low enough")
+        #expect(cache.keysInEvictionOrder == ["e"], "trimming stops once the cost is low enough")
         #expect(log.reasons == [.cost, .cost, .cost, .cost])
     }
 
@@ -203,7 +243,7 @@ struct MemoryCacheTests {
         cache.set(1, forKey: "a", cost: 6)
         cache.set(2, forKey: "b", cost: 4)
         cache.set(3, forKey: "b", cost: 11)
-        #expect(cache.keysLeastRecentlyUsedFirst == ["a"], "the old value for the key is gone, the rest stay")
+        #expect(cache.keysInEvictionOrder == ["a"], "the old value for the key is gone, the rest stay")
         #expect(log.all == [.init(key: "b", value: 3, reason: .cost)])
     }
 
@@ -218,11 +258,11 @@ struct MemoryCacheTests {
         let cache = makeCache()
         for (value, key) in ["a", "b", "c", "d"].enumerated() { cache.set(value, forKey: key, cost: 2) }
         cache.limits = MemoryCacheLimits(count: 3, totalCost: 4)
-        #expect(cache.keysLeastRecentlyUsedFirst == ["c", "d"])
+        #expect(cache.keysInEvictionOrder == ["c", "d"])
         #expect(log.reasons == [.count, .cost])
         #expect(cache.limits == MemoryCacheLimits(count: 3, totalCost: 4))
         cache.trim(toCount: 1)
-        #expect(cache.keysLeastRecentlyUsedFirst == ["d"])
+        #expect(cache.keysInEvictionOrder == ["d"])
     }
 
     // MARK: - Memory pressure
@@ -232,7 +272,7 @@ struct MemoryCacheTests {
         for index in 0..<10 { cache.set(index, forKey: "k\(index)", cost: index < 8 ? 1 : 10) }
         // 10 entries costing 28: keep at most 5 entries and a cost of 14.
         cache.handleMemoryPressure()
-        #expect(cache.keysLeastRecentlyUsedFirst == ["k9"])
+        #expect(cache.keysInEvictionOrder == ["k9"])
         #expect(Set(log.reasons) == [.memoryPressure])
         #expect(log.all.count == 9)
     }
@@ -249,7 +289,7 @@ struct MemoryCacheTests {
         #expect(log.reasons.prefix(500).allSatisfy { $0 == .expired })
         #expect(log.reasons.dropFirst(500).allSatisfy { $0 == .memoryPressure })
         #expect(cache.slotCapacity < capacity / 2)
-        #expect(cache.keysLeastRecentlyUsedFirst == (250..<500).map { "k\($0 * 2 + 1)" })
+        #expect(cache.keysInEvictionOrder == (250..<500).map { "k\($0 * 2 + 1)" })
         #expect(cache.invariantViolation() == nil)
         cache.memoryPressureFraction = 0
         cache.handleMemoryPressure()
@@ -300,7 +340,8 @@ struct MemoryCacheTests {
         cache.set(2, forKey: "b")
         cache.set(3, forKey: "c")
         #expect(heard.withLock { $0 } == ["a:count:2:false", "b:count:2:false"])
-        #expect(cache.keysLeastRecentlyUsedFirst == ["spill", "c"])
+        #expect(cache.keysInEvictionOrder == ["c", "spill"])
+        #expect(cache.entries().map(\.key) == ["spill", "c"], "c was read after spill was stored")
         #expect(cache.value(forKey: "spill") == 100)
     }
 

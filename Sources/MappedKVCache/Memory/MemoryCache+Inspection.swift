@@ -1,15 +1,20 @@
 // Read-only views of `MemoryCache`: the public listing, and helpers for tests and diagnostics.
 //
-// Invariant: nothing here changes the cache: no recency order, counter, clock reading or entry moves.
+// Invariant: nothing here changes the cache: no queue position, second-chance mark, counter, clock
+// reading or entry moves.
 
 extension MemoryCache {
     /// An entry as ``entries(order:)`` lists it.
     public typealias Entry = MemoryCacheEntry<Key, Value>
 
     /// The live entries, least recently used first by default, with their costs and the time each
-    /// has left to live. O(n), under the cache's lock.
+    /// has left to live. O(n log n), under the cache's lock.
     ///
-    /// Listing is not reading: it changes neither the recency order nor the statistics, and
+    /// The order is exact: by each entry's last store or read. It is not exactly the eviction order,
+    /// which gives entries read since they were queued a second chance whatever the order of those
+    /// reads (see ``MemoryCache``).
+    ///
+    /// Listing is not reading: it changes neither the eviction order nor the statistics, and
     /// evicts nothing. Entries that have expired or aged out but have not been evicted yet are
     /// left out (so there may be fewer entries than ``count``), as a read would miss them.
     ///
@@ -17,7 +22,7 @@ extension MemoryCache {
     /// for entry in cache.entries(order: .mostRecentFirst) { print(entry.key, entry.cost) }
     /// ```
     ///
-    /// - Parameter order: ``MemoryCacheEntryOrder/leastRecentFirst`` (the eviction order) or
+    /// - Parameter order: ``MemoryCacheEntryOrder/leastRecentFirst`` or
     ///   ``MemoryCacheEntryOrder/mostRecentFirst``.
     /// - Returns: A copy of each live entry, in `order`.
     public func entries(order: MemoryCacheEntryOrder = .leastRecentFirst) -> [Entry] {
@@ -38,15 +43,15 @@ extension MemoryCache {
         }
     }
 
-    /// The keys, least recently used first (the next to be evicted first), dead entries included. O(n).
-    var keysLeastRecentlyUsedFirst: [Key] {
-        lockedState.withLock { $0.keysLeastRecentFirst }
+    /// The keys in queue order (the next one eviction considers first), dead entries included. O(n).
+    var keysInEvictionOrder: [Key] {
+        lockedState.withLock { $0.keysInEvictionOrder }
     }
 
-    /// The entries with their costs, least recently used first, dead entries included. O(n).
-    var entriesLeastRecentlyUsedFirst: [(key: Key, value: Value, cost: Int)] {
+    /// The entries with their costs in queue order, dead entries included. O(n).
+    var entriesInEvictionOrder: [(key: Key, value: Value, cost: Int)] {
         lockedState.withLock { state in
-            state.list.indicesLeastRecentFirst.map { index in
+            state.list.indicesInQueueOrder.map { index in
                 (state.list.key(at: index), state.list.value(at: index), state.list.cost(at: index))
             }
         }

@@ -4,8 +4,8 @@
 // sleeps, so the cache's lifetime is its owners' alone, and the cache cancels the task when it goes.
 
 extension MemoryCache {
-    /// Evicts least recently used entries until at most `count` remain, reporting them as
-    /// ``MemoryCacheEvictionReason/count``.
+    /// Evicts entries in eviction order (see ``MemoryCache``) until at most `count` remain, reporting
+    /// them as ``MemoryCacheEvictionReason/count``.
     ///
     /// - Parameter count: The number of entries to keep at most; not negative.
     public func trim(toCount count: Int) {
@@ -13,8 +13,8 @@ extension MemoryCache {
         withState { state, batch in state.trim(toCount: count, reason: .count, batch: &batch) }
     }
 
-    /// Evicts least recently used entries until their summed cost is at most `cost`, reporting them as
-    /// ``MemoryCacheEvictionReason/cost``.
+    /// Evicts entries in eviction order (see ``MemoryCache``) until their summed cost is at most
+    /// `cost`, reporting them as ``MemoryCacheEvictionReason/cost``.
     ///
     /// - Parameter cost: The total cost to keep at most; not negative.
     public func trim(toCost cost: Int) {
@@ -25,20 +25,20 @@ extension MemoryCache {
     /// Evicts every entry that has gone unread for `age` or longer, reporting them as
     /// ``MemoryCacheEvictionReason/age``. `trim(toAge: .zero)` evicts everything.
     ///
-    /// Entries are in order of last access, so this walks only the entries it evicts.
+    /// This walks every entry while holding the lock: reads do not reorder the eviction queue, so the
+    /// entries unread the longest are not all at one end of it.
     ///
     /// - Parameter age: The time since an entry was stored or last read at which it goes; not negative.
     public func trim(toAge age: Duration) {
         precondition(age >= .zero, "MemoryCache: cannot trim to a negative age")
         let now = clock.nanoseconds
         withState { state, batch in
-            state.trim(
-                toAge: MemoryCacheClock.nanoseconds(age), now: state.monotonic(now), reason: .age, batch: &batch)
+            state.removeAged(MemoryCacheClock.nanoseconds(age), now: state.monotonic(now), batch: &batch)
         }
     }
 
     /// Evicts every entry whose time to live has run out, reporting them as
-    /// ``MemoryCacheEvictionReason/expired``, least recently used first.
+    /// ``MemoryCacheEvictionReason/expired``, in eviction-queue order.
     ///
     /// This walks every entry while holding the lock when any entry has a time to live, and costs
     /// nothing when none has.
@@ -49,14 +49,18 @@ extension MemoryCache {
 
     /// What the automatic trimming task does on each tick: evicts expired entries, then the entries
     /// past the age limit.
+    ///
+    /// This walks every entry while holding the lock when any entry has a time to live or the cache has
+    /// an age limit, and costs nothing otherwise.
     public func trimExpiredAndAged() {
         let now = clock.nanoseconds
         withState { state, batch in state.sweep(now: now, batch: &batch) }
     }
 
-    /// Gives memory back: evicts every expired entry, then least recently used entries until both the
-    /// count and the total cost are at most ``memoryPressureFraction`` of what they were when the call
-    /// began, and then shrinks the cache's own storage if it has become mostly empty.
+    /// Gives memory back: evicts every expired entry, then entries in eviction order (see
+    /// ``MemoryCache``) until both the count and the total cost are at most ``memoryPressureFraction``
+    /// of what they were when the call began, and then shrinks the cache's own storage if it has become
+    /// mostly empty.
     ///
     /// Expired entries are reported as ``MemoryCacheEvictionReason/expired``, the others as
     /// ``MemoryCacheEvictionReason/memoryPressure``.

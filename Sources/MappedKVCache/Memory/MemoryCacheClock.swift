@@ -63,7 +63,7 @@ public struct MemoryCacheClock: Sendable {
     /// A reading costs about a third of a ``continuous`` one, which matters on a cache's hot path, but it
     /// advances only once per kernel tick (1 to 10 ms, typically 4 ms) and does not count time the
     /// system spends suspended. Times to live and the age limit are then honoured to within a tick. The
-    /// recency order does not depend on the clock. Elsewhere than Linux, this is ``continuous``.
+    /// eviction order and the order of ``MemoryCache/entries(order:)`` do not depend on the clock. Elsewhere than Linux, this is ``continuous``.
     public static var coarse: MemoryCacheClock {
         #if os(Linux) || os(Android)
         MemoryCacheClock(source: .coarse(origin: coarseNanoseconds()))

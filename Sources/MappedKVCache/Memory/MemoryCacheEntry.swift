@@ -33,7 +33,7 @@ extension MemoryCacheEntry: Equatable where Value: Equatable {}
 
 /// The order in which ``MemoryCache/entries(order:)`` lists entries.
 public enum MemoryCacheEntryOrder: Sendable, Hashable, CaseIterable {
-    /// Least recently used first: the next entry a limit would evict comes first.
+    /// Least recently used first: the entry whose last store or read is the oldest comes first.
     case leastRecentFirst
     /// Most recently used first: the entry read or stored last comes first.
     case mostRecentFirst

@@ -1,10 +1,10 @@
 // What `MemoryCache` guards with its lock.
 //
-// Invariant: every stored time is the latest clock reading seen so far, so the list stays in order of
-// last access; every entry the cache drops by itself is counted and recorded in the caller's
+// Invariant: every stored time is the latest clock reading seen so far, so no entry was used later
+// than `latestTime`; every entry the cache drops by itself is counted and recorded in the caller's
 // `EvictionBatch`.
 
-/// The state of a ``MemoryCache``: the indexed recency list, the limits and the counters.
+/// The state of a ``MemoryCache``: the indexed second-chance queue, the limits and the counters.
 ///
 /// Every method expects the cache's lock to be held and does only bookkeeping: values leave through
 /// an ``EvictionBatch`` so that handlers run, and values are destroyed, after the lock is released.
@@ -12,10 +12,10 @@
 struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// A handler for evictions.
     @usableFromInline typealias Handler = @Sendable (Key, Value, MemoryCacheEvictionReason) -> Void
-    /// The recency list's type.
-    @usableFromInline typealias List = LRUList<Key, Value>
+    /// The queue's type.
+    @usableFromInline typealias List = SecondChanceList<Key, Value>
 
-    /// The entries, most recently used first, indexed by key.
+    /// The entries in eviction order, indexed by key.
     @usableFromInline var list = List()
     /// The limits as given.
     @usableFromInline private(set) var limits = MemoryCacheLimits()
@@ -61,16 +61,35 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Why the live entry at `index` can no longer be read at `now`, or `nil` if it can.
     @inlinable
     func deadReason(_ index: Int, now: Int64) -> MemoryCacheEvictionReason? {
-        if list.expiry(at: index) <= now { return .expired }
-        if ageLimit != .max && age(of: index, now: now) >= ageLimit { return .age }
+        Self.deadReason(
+            expiry: list.expiry(at: index), lastAccess: list.lastAccess(at: index), ageLimit: ageLimit, now: now)
+    }
+
+    /// Why an entry that expires at `expiry` and was last used at `lastAccess` can no longer be read
+    /// at `now` under `ageLimit`, or `nil` if it can.
+    ///
+    /// Static, on plain values: the hit path calls it from a mutating method, where calling a method
+    /// on `self` made the optimizer copy the whole state (216 bytes) for the call.
+    @inlinable
+    static func deadReason(
+        expiry: Int64, lastAccess: Int64, ageLimit: Int64, now: Int64
+    ) -> MemoryCacheEvictionReason? {
+        if expiry <= now { return .expired }
+        if ageLimit != .max && age(since: lastAccess, now: now) >= ageLimit { return .age }
         return nil
     }
 
-    /// How long the live entry at `index` has gone unread at `now`, in nanoseconds, saturated (`now` is
-    /// never earlier than the entry's last access, so the difference is never negative).
+    /// How long the live entry at `index` has gone unread at `now`, in nanoseconds.
     @inlinable
     func age(of index: Int, now: Int64) -> Int64 {
-        let (age, overflow) = now.subtractingReportingOverflow(list.lastAccess(at: index))
+        Self.age(since: list.lastAccess(at: index), now: now)
+    }
+
+    /// The time from `lastAccess` to `now` in nanoseconds, saturated (`now` is never earlier than an
+    /// entry's last access, so the difference is never negative).
+    @inlinable
+    static func age(since lastAccess: Int64, now: Int64) -> Int64 {
+        let (age, overflow) = now.subtractingReportingOverflow(lastAccess)
         return overflow ? .max : age
     }
 
@@ -82,7 +101,37 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         batch.append(key: key, value: value, reason: reason)
     }
 
-    /// Looks `key` up at `now`: a live entry becomes the most recently used one; a dead one is evicted.
+    /// What ``liveValue(forKey:now:)`` found.
+    @usableFromInline
+    enum Lookup {
+        /// A live entry, now marked as read and counted as a hit.
+        case hit(Value)
+        /// No entry, counted as a miss.
+        case absent
+        /// An entry that expired or aged out, left as it was and not counted: the caller evicts it
+        /// through ``value(forKey:now:batch:)``.
+        case dead
+    }
+
+    /// The hit path of a lookup: like ``value(forKey:now:batch:)``, but a dead entry is left for that
+    /// method (with the eviction batch only it needs) to evict and count.
+    @inlinable
+    mutating func liveValue(forKey key: Key, now reading: Int64) -> Lookup {
+        guard let index = list.find(key) else {
+            statistics.misses += 1
+            return .absent
+        }
+        let now = monotonic(reading)
+        let reason = Self.deadReason(
+            expiry: list.expiry(at: index), lastAccess: list.lastAccess(at: index), ageLimit: ageLimit, now: now)
+        guard reason == nil else { return .dead }
+        statistics.hits += 1
+        list.touch(index, time: now)
+        return .hit(list.value(at: index))
+    }
+
+    /// Looks `key` up at `now`: a live entry is marked as read (see ``SecondChanceList/touch(_:time:)``);
+    /// a dead one is evicted.
     @inlinable
     mutating func value(forKey key: Key, now reading: Int64, batch: inout EvictionBatch<Key, Value>) -> Value? {
         guard let index = list.find(key) else {
@@ -90,7 +139,9 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             return nil
         }
         let now = monotonic(reading)
-        if let reason = deadReason(index, now: now) {
+        let reason = Self.deadReason(
+            expiry: list.expiry(at: index), lastAccess: list.lastAccess(at: index), ageLimit: ageLimit, now: now)
+        if let reason {
             evict(index, reason: reason, into: &batch)
             statistics.misses += 1
             return nil
@@ -107,7 +158,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return deadReason(index, now: monotonic(reading)) == nil
     }
 
-    /// Stores `value` for `key` as the most recently used entry, then trims to the limits.
+    /// Stores `value` for `key`, queued last, then trims to the limits.
     ///
     /// A value that could not be kept even alone (its time to live is not positive, the count limit is
     /// zero, its cost exceeds the cost limit, or the age limit is zero) removes any entry for `key` and
@@ -166,15 +217,15 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         return list
     }
 
-    /// The keys, least recently used first.
-    var keysLeastRecentFirst: [Key] {
-        list.indicesLeastRecentFirst.map { list.key(at: $0) }
+    /// The keys in eviction order: the next one eviction considers first.
+    var keysInEvictionOrder: [Key] {
+        list.indicesInQueueOrder.map { list.key(at: $0) }
     }
 
     /// A description of the first broken invariant, or `nil`. O(n); for tests.
     func invariantViolation() -> String? {
         if let violation = list.invariantViolation() { return violation }
-        if !list.isEmpty && list.lastAccess(at: list.mostRecent) > latestTime {
+        if list.indicesInQueueOrder.contains(where: { list.lastAccess(at: $0) > latestTime }) {
             return "an entry was used after the latest clock reading"
         }
         return nil

@@ -1,16 +1,16 @@
-// The key index of `LRUList`: open addressing with linear probing over `slots`.
+// The key index of `SecondChanceList`: open addressing with linear probing over `slots`.
 //
 // Invariant: each live node has exactly one slot, holding its index and 32 bits of its key's hash;
 // every occupied slot is reachable from its home position without crossing an empty slot; the table
 // is a power of two in size and at most four fifths full.
 
-extension LRUList {
+extension SecondChanceList {
     /// Where a key is, or where it would go.
     @usableFromInline
     enum SlotSearch {
         /// The key's live node.
         case found(Int)
-        /// The empty slot where the key would be stored (`LRUList.none` if the table has no slots).
+        /// The empty slot where the key would be stored (`SecondChanceList.none` if the table has no slots).
         case vacant(Int)
     }
 
@@ -40,7 +40,7 @@ extension LRUList {
     /// Finds `key`, whose tag is `tag`: its node, or the empty slot where it would go.
     @inlinable
     func findSlot(for key: Key, tag: UInt32) -> SlotSearch {
-        guard !slots.isEmpty else { return .vacant(LRUList.none) }
+        guard !slots.isEmpty else { return .vacant(SecondChanceList.none) }
         // Unchecked reads: positions are masked to the table, and a slot only names a live node.
         return slots.withUnsafeBufferPointer { slots in
             nodes.withUnsafeBufferPointer { nodes in
@@ -133,7 +133,7 @@ extension LRUList {
             occupied += 1
             let node = Self.node(in: slot)
             guard node >= 0, node < nodes.count, nodes[node].key != nil else { return "a slot names a free node" }
-            guard nodes[node].tag == Self.tag(in: slot) else { return "a slot's tag differs from its node's" }
+            guard links[node].tag == Self.tag(in: slot) else { return "a slot's tag differs from its node's" }
             var probe = Int(Self.tag(in: slot)) & mask
             while probe != position {
                 guard slots[probe] != 0 else { return "a slot is cut off from its home" }

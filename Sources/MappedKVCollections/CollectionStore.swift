@@ -41,7 +41,7 @@ public final class CollectionStore: Sendable {
     static let readableVersions: Set<String> = [versionWithoutCounts, formatVersion]
 
     /// The kind of a collection store (docs/FORMAT.md 11.0): its marker key is
-    /// `U+0001 "mappedkv.collections"`, holding the entry records' format version. Set it as
+    /// `U+0001 "mappedkv.collections"`, holding the store's format version. Set it as
     /// `Configuration.storeKind` to open a collection store as a plain `MappedKV`, for its raw keys.
     public static let kind = StoreKind(name: "mappedkv.collections", version: formatVersion)
 

@@ -203,12 +203,19 @@ public final class Bucket<Value: Sendable>: Sendable {
     /// of format version 1 opened read-only has no count records: its buckets are counted key by key.
     public var count: Int {
         get throws(CollectionError) {
-            let bytes = try collectionCall { try store.payload(forKey: BucketCount.key(bucket: name)) }
+            let countKey = BucketCount.key(bucket: name)
+            var bytes = try collectionCall { try store.payload(forKey: countKey) }
+            if bytes == nil {
+                // No record: an empty bucket of a store of version 2, or a store of version 1. The
+                // record is read again once the marker says 2: another process may have upgraded
+                // the store (records and marker in one write) between the two reads.
+                let version = try collectionCall { try store.string(forKey: CollectionStore.kind.markerKey) }
+                guard version != CollectionStore.versionWithoutCounts else { return try keys().count }
+                bytes = try collectionCall { try store.payload(forKey: countKey) }
+                guard bytes != nil else { return 0 }
+            }
+            // Bytes that are not a count are not trusted: the keys are counted.
             if let bytes, let count = BucketCount.count(bytes) { return count }
-            // No record: an empty bucket of a store of version 2; else (version 1, or bytes that
-            // are not a count) the keys are counted.
-            let version = try collectionCall { try store.string(forKey: CollectionStore.kind.markerKey) }
-            if bytes == nil, version != CollectionStore.versionWithoutCounts { return 0 }
             return try keys().count
         }
     }

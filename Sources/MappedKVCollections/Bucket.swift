@@ -59,6 +59,7 @@ public final class Bucket<Value: Sendable>: Sendable {
         let name = self.name
         try indexes.inSection { (transaction) throws(CollectionError) in
             var created = now
+            var existed = false
             // Every stored entry of an indexed bucket has an ID in the bucket's key table (and the
             // section has caught up with other processes): a key without one has no record whose
             // created time to keep, and the store's lookup (a cache miss in a large store) is skipped.
@@ -68,7 +69,9 @@ public final class Bucket<Value: Sendable>: Sendable {
             if !isNew {
                 do throws(MappedKVError) {
                     try transaction.withPayload(forKey: storeKey) { old in
-                        if let old, let stored = try? EntryRecordView(old).createdMilliseconds { created = stored }
+                        guard let old else { return }
+                        existed = true
+                        if let stored = try? EntryRecordView(old).createdMilliseconds { created = stored }
                     }
                 } catch {
                     throw .store(error)
@@ -92,10 +95,19 @@ public final class Bucket<Value: Sendable>: Sendable {
             if let conflict {
                 throw .uniqueConflict(bucket: name, index: conflict.index, key: key, existingKey: conflict.other)
             }
-            do throws(MappedKVError) {
-                try transaction.set(record, forKey: storeKey)
-            } catch {
-                throw .store(error)
+            if existed {
+                do throws(MappedKVError) {
+                    try transaction.set(record, forKey: storeKey)
+                } catch {
+                    throw .store(error)
+                }
+            } else {
+                // A new key: the entry and the bucket's count, one more, in one write.
+                let count = try BucketCount.stored(bucket: name, transaction)
+                try BucketCount.write(store) { (batch) throws(MappedKVError) in
+                    try batch.set(record, forKey: storeKey)
+                    try BucketCount.record(count + 1, bucket: name, on: batch)
+                }
             }
             indexes.state.withLock { state in
                 if let set {
@@ -115,9 +127,14 @@ public final class Bucket<Value: Sendable>: Sendable {
         let removed = try indexes.inSection { (transaction) throws(CollectionError) -> Bool in
             do throws(MappedKVError) {
                 guard try transaction.contains(storeKey) else { return false }
-                try transaction.removeValue(forKey: storeKey)
             } catch {
                 throw .store(error)
+            }
+            // The entry and the bucket's count, one less, in one write.
+            let count = try BucketCount.stored(bucket: name, transaction)
+            try BucketCount.write(store) { (batch) throws(MappedKVError) in
+                try batch.removeValue(forKey: storeKey)
+                try BucketCount.record(count - 1, bucket: name, on: batch)
             }
             indexes.state.withLock { state in
                 state.buckets[ExactString(name)]?.apply(nil, key: key)
@@ -159,6 +176,11 @@ public final class Bucket<Value: Sendable>: Sendable {
         if cachesEntries { cache.withLock { $0.remove(key) } }
     }
 
+    /// Drops every cached entry: the store has none of the bucket's entries any more.
+    func forgetAll() {
+        if cachesEntries { cache.withLock { $0.removeAll() } }
+    }
+
     /// Whether the bucket has `key`.
     public func contains(_ key: String) throws(CollectionError) -> Bool {
         let storeKey = CollectionKey.join(keyPrefix, key)
@@ -176,9 +198,26 @@ public final class Bucket<Value: Sendable>: Sendable {
         .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
-    /// The number of entries in the bucket.
+    /// The number of entries in the bucket, read from the bucket's count record (docs/FORMAT.md
+    /// 11.4): one lookup, whatever the bucket's size, and right after any process's write. A store
+    /// of format version 1 opened read-only has no count records: its buckets are counted key by key.
     public var count: Int {
-        get throws(CollectionError) { try keys().count }
+        get throws(CollectionError) {
+            let countKey = BucketCount.key(bucket: name)
+            var bytes = try collectionCall { try store.payload(forKey: countKey) }
+            if bytes == nil {
+                // No record: an empty bucket of a store of version 2, or a store of version 1. The
+                // record is read again once the marker says 2: another process may have upgraded
+                // the store (records and marker in one write) between the two reads.
+                let version = try collectionCall { try store.string(forKey: CollectionStore.kind.markerKey) }
+                guard version != CollectionStore.versionWithoutCounts else { return try keys().count }
+                bytes = try collectionCall { try store.payload(forKey: countKey) }
+                guard bytes != nil else { return 0 }
+            }
+            // Bytes that are not a count are not trusted: the keys are counted.
+            if let bytes, let count = BucketCount.count(bytes) { return count }
+            return try keys().count
+        }
     }
 
     /// Every entry of the bucket, sorted by key.
@@ -266,14 +305,29 @@ extension Bucket {
                 ))
         }
         let name = self.name
-        try indexes.inSection { (_) throws(CollectionError) in
+        try indexes.inSection { (transaction) throws(CollectionError) in
             let conflict = indexes.state.withLock { state in state.buckets[ExactString(name)]?.batchConflict(records) }
             if let conflict {
                 throw .uniqueConflict(
                     bucket: name, index: conflict.index, key: conflict.key, existingKey: conflict.other)
             }
-            let batch = records.map {
+            var batch = records.map {
                 StoreEntry(key: CollectionKey.encode(bucket: name, key: $0.key), payload: $0.record.encoded())
+            }
+            // The bucket's count grows by the keys it did not have (each counted once), written
+            // in the same batch as the entries.
+            var added = 0
+            var seen: Set<ExactString> = []
+            do throws(MappedKVError) {
+                for entry in batch where seen.insert(ExactString(entry.key)).inserted {
+                    if try !transaction.contains(entry.key) { added += 1 }
+                }
+            } catch {
+                throw .store(error)
+            }
+            if added > 0 {
+                let count = try BucketCount.stored(bucket: name, transaction) + added
+                batch.append(StoreEntry(key: BucketCount.key(bucket: name), payload: BucketCount.payload(count)))
             }
             do throws(MappedKVError) { try store.importEntries(batch) } catch { throw .store(error) }
             indexes.state.withLock { state in

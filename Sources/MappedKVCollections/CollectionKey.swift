@@ -8,6 +8,9 @@ enum CollectionKey {
     /// The first character of every entry key (U+0002); the store marker starts with U+0001.
     static let entryPrefix: Character = "\u{2}"
 
+    /// The first byte of every entry key (U+0002).
+    static let entryByte: UInt8 = 2
+
     /// `U+0002`, the bucket's UTF-8 length in decimal, `:`, the bucket, then the key.
     static func encode(bucket: String, key: String) -> String { join(prefix(ofBucket: bucket), key) }
 

@@ -29,11 +29,19 @@ public final class CollectionStore: Sendable {
     /// This process's indexes of the store, shared by every handle on it.
     let indexes: CollectionIndexes
 
-    /// The marker's value: the format version of the entry records.
-    static let formatVersion = "1"
+    /// The marker's value: the format version of the store's keys and records (docs/FORMAT.md
+    /// 11.0). Version 2 adds the buckets' count records and bytes metadata; a store of version 1
+    /// is upgraded by its first read-write open.
+    static let formatVersion = "2"
+
+    /// The version of stores written before count records: upgraded by a read-write open.
+    static let versionWithoutCounts = "1"
+
+    /// The versions this release opens.
+    static let readableVersions: Set<String> = [versionWithoutCounts, formatVersion]
 
     /// The kind of a collection store (docs/FORMAT.md 11.0): its marker key is
-    /// `U+0001 "mappedkv.collections"`, holding the entry records' format version. Set it as
+    /// `U+0001 "mappedkv.collections"`, holding the store's format version. Set it as
     /// `Configuration.storeKind` to open a collection store as a plain `MappedKV`, for its raw keys.
     public static let kind = StoreKind(name: "mappedkv.collections", version: formatVersion)
 
@@ -54,21 +62,29 @@ public final class CollectionStore: Sendable {
             throw .store(error)
         }
         do {
-            try Self.checkVersion(store, id: id)
+            let version = try Self.checkVersion(store, id: id)
             indexes = try CollectionIndexes.shared(for: store)
+            if version == Self.versionWithoutCounts, !configuration.isReadOnly {
+                let store = self.store
+                try indexes.inSection { (transaction) throws(CollectionError) in
+                    try BucketCount.upgrade(store, transaction)
+                }
+            }
         } catch {
             store.close()
             throw error
         }
     }
 
-    /// Accepts a store whose marker holds the current format version (the store checked its kind).
-    private static func checkVersion(_ store: MappedKV, id: String) throws(CollectionError) {
+    /// Accepts a store whose marker holds a version this release reads (the store checked its
+    /// kind); returns the version.
+    @discardableResult
+    private static func checkVersion(_ store: MappedKV, id: String) throws(CollectionError) -> String {
         let version: String?
         do { version = try store.string(forKey: kind.markerKey) } catch { throw .store(error) }
-        if let version, version != formatVersion {
-            throw .unsupportedFormat(id: id, version: version)
-        }
+        guard let version else { return formatVersion }
+        guard readableVersions.contains(version) else { throw .unsupportedFormat(id: id, version: version) }
+        return version
     }
 
     /// The bucket `name`, its values encoded by `serializer`, with a cache of at most `cacheLimit`

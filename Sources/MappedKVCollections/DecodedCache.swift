@@ -68,4 +68,11 @@ struct DecodedCache<Value> {
         slots.removeLast()
         if hand >= slots.count { hand = 0 }
     }
+
+    /// Drops every entry.
+    mutating func removeAll() {
+        slots.removeAll()
+        slotByKey.removeAll()
+        hand = 0
+    }
 }

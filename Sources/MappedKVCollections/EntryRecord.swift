@@ -9,9 +9,10 @@ import MappedKVFormat
 //     varint   created, milliseconds since 1970, zigzag
 //     varint   modified, milliseconds since 1970, zigzag
 //     varint   metadata count; per item, sorted by name:
-//                varint name length, name (UTF-8), tag byte (1 string, 2 int, 3 double, 4 date),
-//                then: string = varint length + UTF-8; int = zigzag varint;
-//                double and date = 8 bytes little-endian IEEE 754 (date: seconds since 1970)
+//                varint name length, name (UTF-8), tag byte (1 string, 2 int, 3 double, 4 date,
+//                5 bytes), then: string = varint length + UTF-8; int = zigzag varint;
+//                double and date = 8 bytes little-endian IEEE 754 (date: seconds since 1970);
+//                bytes = varint length + the bytes
 //     bytes    the serialized value, to the end of the payload
 
 /// An entry as stored: times, metadata and the serializer's bytes.
@@ -59,6 +60,10 @@ struct EntryRecord: Equatable, Sendable, PayloadCodable {
             case .date(let date):
                 bytes.append(4)
                 withUnsafeBytes(of: date.timeIntervalSince1970.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+            case .bytes(let value):
+                bytes.append(5)
+                Varint.append(UInt64(value.count), to: &bytes)
+                bytes.append(contentsOf: value)
             }
         }
         bytes.append(contentsOf: valueBytes)

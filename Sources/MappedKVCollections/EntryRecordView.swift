@@ -87,8 +87,11 @@ struct EntryRecordView {
                 guard decodingValue else { return (name, nil) }
                 let number = Double(bitPattern: bits)
                 return (name, tag == 3 ? .double(number) : .date(Date(timeIntervalSince1970: number)))
+            case 5:
+                let bytes = try cursor.readBytes(try cursor.readLength())
+                return (name, decodingValue ? .bytes(Array(bytes)) : nil)
             default:
-                throw FormatError.payloadMismatch(expected: "a metadata tag (1 to 4)", found: "tag \(tag)")
+                throw FormatError.payloadMismatch(expected: "a metadata tag (1 to 5)", found: "tag \(tag)")
             }
         } catch {
             throw EntryRecordError("\(error)")

@@ -86,6 +86,8 @@ struct StoreOptionSetTests {
         OptionSetCase(
             command: ["bucket", "index", "add"] + store + ["b", "n", "int", "value.n"], setup: .collections),
         OptionSetCase(command: ["bucket", "index", "ls"] + store, setup: .collections),
+        OptionSetCase(command: ["bucket", "count"] + store + ["b"], setup: .collections, output: "1"),
+        OptionSetCase(command: ["bucket", "clear"] + store + ["b"], setup: .collections, output: "removed 1 entries"),
         OptionSetCase(command: ["bucket", "query"] + store + ["b", "--count"], setup: .collections, output: "1"),
         OptionSetCase(
             command: ["bucket", "import"] + store, setup: .collections, stdin: "", output: "imported 0 entries"),

@@ -146,13 +146,15 @@ struct BucketTests {
         let collections = try CollectionStore(id: "early", directory: dir.path)
         try collections.bucket("b", of: Int.self).put(7, forKey: "k")
         #expect(try collections.store.string(forKey: StoreKind.kindKey) == "mappedkv.collections")
+        #expect(try collections.store.string(forKey: "\u{1}mappedkv.collections") == "2", "upgraded at open")
+        #expect(try collections.bucket("b", of: Int.self).count == 1)
         collections.close()
         #expect(try CollectionStore(id: "early", directory: dir.path).bucket("b", of: Int.self).value(forKey: "k") == 7)
 
         let newer = try MappedKV(id: "newer", directory: dir.path)
-        try newer.set("2", forKey: "\u{1}mappedkv.collections")
+        try newer.set("3", forKey: "\u{1}mappedkv.collections")
         newer.close()
-        #expect(throws: CollectionError.unsupportedFormat(id: "newer", version: "2")) {
+        #expect(throws: CollectionError.unsupportedFormat(id: "newer", version: "3")) {
             _ = try CollectionStore(id: "newer", directory: dir.path)
         }
     }

@@ -173,6 +173,16 @@ final class BucketIndexSet: @unchecked Sendable {
         closures[name] = nil
     }
 
+    /// A set with the same indexes (stored and closure) and no entries, for a bucket emptied.
+    func emptied() -> BucketIndexSet {
+        let set = BucketIndexSet(bucket: bucket)
+        for name in indexes.keys.sorted() {
+            guard let definition = indexes[name]?.definition else { continue }
+            _ = set.add(definition, closure: closures[name], entries: [])
+        }
+        return set
+    }
+
     // MARK: Queries
 
     /// The keys of the entries `query` selects, in order, at most `limit + 1` of them (one more

@@ -27,6 +27,20 @@ struct IndexState {
 }
 
 extension IndexState {
+    /// Drops the index `name` of `bucket`, and the bucket's set if it has no index left (its
+    /// entries then need no IDs).
+    mutating func removeIndex(_ name: String, of bucket: String) {
+        guard let set = buckets[ExactString(bucket)] else { return }
+        set.removeIndex(name)
+        if set.indexes.isEmpty {
+            buckets[ExactString(bucket)] = nil
+        } else {
+            // A new version: memos of the set refill their arrays of index values.
+            buckets[ExactString(bucket)] = set
+        }
+        changes &+= 1
+    }
+
     /// The index set of the bucket `name` (nil if it has none), from `memo` when `buckets` has
     /// not changed since `memo` was filled, else looked up and remembered there.
     func indexSet(of name: String, memo: inout IndexSetMemo) -> BucketIndexSet? {
@@ -177,7 +191,15 @@ final class CollectionIndexes: Sendable {
                 state.buckets[ExactString(bucket)]?.apply(record, key: key)
                 state.changes &+= 1
             }
-        } else if let (bucket, _) = CollectionKey.decodeDefinition(storeKey), let payload {
+        } else if let (bucket, name) = CollectionKey.decodeDefinition(storeKey) {
+            guard let payload else {
+                // Another process removed the definition: the index is no longer maintained (a
+                // closure index of this process by that name is this process's own).
+                state.withLock { state in
+                    if state.buckets[ExactString(bucket)]?.closures[name] == nil { state.removeIndex(name, of: bucket) }
+                }
+                return
+            }
             guard let definition = try? JSONDecoder().decode(IndexDefinition.self, from: Data(payload)) else { return }
             let entries = try Self.entries(of: bucket, transaction)
             state.withLock { state in

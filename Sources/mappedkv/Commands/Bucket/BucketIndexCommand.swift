@@ -1,11 +1,11 @@
 import ArgumentParser
 import MappedKVCollections
 
-/// `mappedkv bucket index`: add and list stored indexes.
+/// `mappedkv bucket index`: add, list and remove stored indexes.
 struct BucketIndexCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "index", abstract: "Add or list the indexes of buckets.",
-        subcommands: [BucketIndexAddCommand.self, BucketIndexListCommand.self])
+        commandName: "index", abstract: "Add, list or remove the indexes of buckets.",
+        subcommands: [BucketIndexAddCommand.self, BucketIndexListCommand.self, BucketIndexRemoveCommand.self])
 }
 
 /// `mappedkv bucket index add`.
@@ -65,6 +65,26 @@ struct BucketIndexListCommand: ParsableCommand {
                             .joined(separator: "\t") + (definition.isUnique ? "\tunique" : ""))
                 }
             }
+        }
+    }
+}
+
+/// `mappedkv bucket index rm`.
+struct BucketIndexRemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rm",
+        abstract: "Remove index NAME of BUCKET: no process maintains it afterwards; the entries stay.",
+        discussion: "A bucket without such an index is an error (exit 2).")
+
+    @OptionGroup var store: StoreOptions
+    @Argument(help: "The bucket.") var bucket: String
+    @Argument(help: "The index's name.") var name: String
+
+    func run() throws {
+        let collections = try store.openCollections(readOnly: false)
+        defer { collections.close() }
+        try reportingCollectionErrors {
+            try collections.bucket(bucket, serializer: RawEntrySerializer()).removeIndex(name)
         }
     }
 }

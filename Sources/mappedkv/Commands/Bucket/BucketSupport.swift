@@ -67,7 +67,8 @@ enum BucketJSON {
     }
 
     /// One metadata value as JSON: dates as ISO 8601 strings, doubles always with a fraction or
-    /// exponent (so that `import` reads them back as doubles, not integers).
+    /// exponent (so that `import` reads them back as doubles, not integers), bytes as
+    /// `{"base64":..}` (so that `import` reads them back as bytes, not a string).
     static func metadata(_ value: MetadataValue) -> String {
         switch value {
         case .string(let text): return string(text)
@@ -77,6 +78,7 @@ enum BucketJSON {
             let text = String(number)
             return text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) ? text : text + ".0"
         case .date(let date): return self.date(date)
+        case .bytes(let bytes): return "{\"base64\":" + string(Data(bytes).base64EncodedString()) + "}"
         }
     }
 
@@ -132,14 +134,19 @@ enum BucketJSON {
         if let meta = object["meta"] as? [String: Any] {
             for (name, item) in meta {
                 // JSONSerialization keeps 1 (an integer) apart from 1.0 (a double) in the number's type.
-                if let text = item as? String {
+                if let object = item as? [String: Any] {
+                    guard object.count == 1, let text = object["base64"] as? String,
+                        let data = Data(base64Encoded: text)
+                    else { throw bad("meta \(name) is an object other than {\"base64\": BASE64}") }
+                    metadata[name] = .bytes([UInt8](data))
+                } else if let text = item as? String {
                     metadata[name] = parseDate(text).map(MetadataValue.date) ?? .string(text)
                 } else if let number = item as? NSNumber, case let kind = String(cString: number.objCType), kind != "c"
                 {
                     // "c" is a boolean; "d" and "f" are doubles; the rest are integers.
                     metadata[name] = kind == "d" || kind == "f" ? .double(number.doubleValue) : .int(number.int64Value)
                 } else {
-                    throw bad("meta \(name) is not a string or a number")
+                    throw bad("meta \(name) is not a string, a number or {\"base64\": BASE64}")
                 }
             }
         }

@@ -88,8 +88,8 @@ extension DiskCache {
         var old: (size: Int, fileName: String?)?
         var updated: CacheCounts?
         var totalsFailure: CacheError?
-        // The record is encoded into a temporary buffer first, so the closures below capture a
-        // pointer rather than copies of the record.
+        // The record is encoded into a temporary buffer (on the stack when small) before the
+        // store's lock is taken; under it, `writing` only copies those bytes into the append.
         let failure = withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { buffer in
             let written = value.withUnsafeBytes { value in
                 CacheEntryRecord.encodeInline(

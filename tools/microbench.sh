@@ -5,6 +5,7 @@
 #   tools/microbench.sh dictionary   # a bare Dictionary<String, Int> lookup and String hash at 100,000 keys
 #   tools/microbench.sh latency      # one dependent load at random in tables of 1 to 64 MiB
 #   tools/microbench.sh large-read   # a 1 MiB file read whole, against read with a CRC-32 check
+#   tools/microbench.sh coherence    # a Mutex<[String: Int]> hit, and the same after a second Mutex around a stamp check
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
@@ -24,5 +25,8 @@ case "${1:-}" in
         cc -O2 -I"$here/../Sources/CCRC32/include" "$here/microbench/large-read.c" \
             "$here/../Sources/CCRC32/crc32_fold.c" -o "$out/large-read"
         "$out/large-read" ;;
-    *) echo "usage: $0 crc32|dictionary|latency|large-read" >&2; exit 2 ;;
+    coherence)
+        swiftc -O "$here/microbench/coherence-floor.swift" -o "$out/coherence"
+        "$out/coherence" ;;
+    *) echo "usage: $0 crc32|dictionary|latency|large-read|coherence" >&2; exit 2 ;;
 esac

@@ -100,7 +100,9 @@ public final class Cache<Value: Sendable>: Sendable {
     /// made before this call has been applied to the memory tier.
     @usableFromInline
     func catchUp() throws(CacheError) {
-        try manifestCall { () throws(MappedKVError) in try disk.manifest.synchronizeChangesIfMoved() }
+        // A do/catch rather than `manifestCall`: its closure context retained and released the
+        // disk side on every memory hit.
+        do { try disk.manifest.synchronizeChangesIfMoved() } catch { throw .store(error) }
     }
 
     /// The disk side's value of `key`, decoded and kept in memory unless a drop of the key raced

@@ -42,28 +42,22 @@ final class CacheTotals: Sendable {
 
     init(directory: String) { path = directory + "/" + Self.fileName }
 
-    /// The counts on file, or nil if they are not valid; `count` is called to take them from the
-    /// manifest when the file is missing or invalid. Call it under the manifest's exclusive lock.
+    /// The counts on file; `count` is called to take them from the manifest (and they are
+    /// written) when the file is missing or invalid. Call it under the manifest's exclusive lock.
     func read(countingWith count: () throws(CacheError) -> CacheCounts) throws(CacheError) -> CacheCounts {
         let bytes = try mapped()
-        if bytes[0..<4].elementsEqual(Self.magic), bytes[4] == 1, bytes[5] == 1 {
-            return CacheCounts(
-                count: Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: Int64.self))),
-                bytes: Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: Int64.self))))
-        }
+        if let counts = Self.validCounts(in: bytes) { return counts }
         let counted = try count()
-        try write(counted)
+        Self.store(counted, in: bytes)
+        Self.markValid(bytes)
         return counted
     }
 
     /// Records `counts`. Call it under the manifest's exclusive lock.
     func write(_ counts: CacheCounts) throws(CacheError) {
         let bytes = try mapped()
-        bytes.storeBytes(of: Int64(max(0, counts.count)).littleEndian, toByteOffset: 8, as: Int64.self)
-        bytes.storeBytes(of: Int64(max(0, counts.bytes)).littleEndian, toByteOffset: 16, as: Int64.self)
-        for (offset, byte) in Self.magic.enumerated() { bytes[offset] = byte }
-        bytes[4] = 1
-        bytes[5] = 1
+        Self.store(counts, in: bytes)
+        Self.markValid(bytes)
     }
 
     /// Adds `delta` to valid counts on file and returns the sum, in one go; nil, changing nothing,
@@ -71,13 +65,31 @@ final class CacheTotals: Sendable {
     /// ``read(countingWith:)``). Call it under the manifest's exclusive lock.
     func add(_ delta: CacheCounts) throws(CacheError) -> CacheCounts? {
         let bytes = try mapped()
-        guard bytes.loadUnaligned(as: UInt32.self) == Self.magicWord, bytes[4] == 1, bytes[5] == 1 else { return nil }
-        let count = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: Int64.self))
-        let total = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: Int64.self))
-        let sum = CacheCounts(count: Int(count) + delta.count, bytes: Int(total) + delta.bytes)
-        bytes.storeBytes(of: Int64(max(0, sum.count)).littleEndian, toByteOffset: 8, as: Int64.self)
-        bytes.storeBytes(of: Int64(max(0, sum.bytes)).littleEndian, toByteOffset: 16, as: Int64.self)
+        guard let counts = Self.validCounts(in: bytes) else { return nil }
+        let sum = CacheCounts(count: counts.count + delta.count, bytes: counts.bytes + delta.bytes)
+        Self.store(sum, in: bytes)
         return sum
+    }
+
+    /// The counts in the mapped file, if its header says they are valid.
+    private static func validCounts(in bytes: UnsafeMutableRawBufferPointer) -> CacheCounts? {
+        guard bytes.loadUnaligned(as: UInt32.self) == magicWord, bytes[4] == 1, bytes[5] == 1 else { return nil }
+        return CacheCounts(
+            count: Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: Int64.self))),
+            bytes: Int(Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: 16, as: Int64.self))))
+    }
+
+    /// Writes `counts` (negative ones as zero) into the mapped file.
+    private static func store(_ counts: CacheCounts, in bytes: UnsafeMutableRawBufferPointer) {
+        bytes.storeBytes(of: Int64(max(0, counts.count)).littleEndian, toByteOffset: 8, as: Int64.self)
+        bytes.storeBytes(of: Int64(max(0, counts.bytes)).littleEndian, toByteOffset: 16, as: Int64.self)
+    }
+
+    /// Writes the header that says the counts are valid.
+    private static func markValid(_ bytes: UnsafeMutableRawBufferPointer) {
+        for (offset, byte) in magic.enumerated() { bytes[offset] = byte }
+        bytes[4] = 1
+        bytes[5] = 1
     }
 
     /// Unmaps the file.

@@ -9,36 +9,7 @@ import MappedKVFormat
 extension DiskCache {
     /// The value of `key`, or nil on a miss. A hit counts as an access for the LRU order.
     public func value(forKey key: String) throws(CacheError) -> [UInt8]? {
-        try Self.validate(key)
-        let now = configuration.clock.now()
-        // The common hit, a live inline value, is served from the one lookup that finds it,
-        // without the metadata `lookUp` gathers; anything else (a miss, a value in a file, a
-        // record to drop) takes `lookUp`, which looks the key up again.
-        let manifest = self.manifest
-        var value: [UInt8]?
-        var isInlineHit = false
-        var isMiss = false
-        let failure = Self.withEntryKeyBytes(key) { entryKey -> MappedKVError? in
-            do throws(MappedKVError) {
-                try manifest.withBytes(forKeyBytes: entryKey) { raw in
-                    guard let raw else {
-                        isMiss = true
-                        return
-                    }
-                    guard let view = CacheEntryRecordView(raw), view.isInline, !view.isExpired(at: now) else { return }
-                    value = view.intactInlineValue(in: raw)
-                    isInlineHit = value != nil
-                }
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure { throw .store(failure) }
-        if isMiss { return nil }
-        guard isInlineHit else { return try lookUp(key, withExtendedData: false)?.value }
-        noteAccess(key, at: now)
-        return value
+        try lookUp(key, withExtendedData: false)?.value
     }
 
     /// The entry of `key` with its metadata, or nil on a miss.

@@ -112,3 +112,60 @@ struct ZeroCopyReadTests {
         }
     }
 }
+
+/// The package's bytes-keyed calls that MappedKVCache's manifest uses: a get by key bytes, and a
+/// set that shows the value it replaces and runs the caller's bookkeeping once the record is in.
+@Suite("Bytes-keyed reads and replacing sets")
+struct BytesKeyedCallTests {
+    @Test func aGetByKeyBytesAgreesWithAGetByString() throws {
+        let dir = TemporaryDirectory("key-bytes-get")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        try store.set([1, 2, 3], forKey: "e:ключ")
+        try store.set(Int32(7), forKey: "number")
+        func read(_ key: String) throws -> [UInt8]? {
+            var found: [UInt8]?
+            try Array(key.utf8).withUnsafeBytes { key in
+                try store.withBytes(forKeyBytes: key) { found = $0.map { Array($0) } }
+            }
+            return found
+        }
+        #expect(try read("e:ключ") == [1, 2, 3])
+        #expect(try read("absent") == nil)
+        #expect(throws: MappedKVError.self) { _ = try read("number") }
+    }
+
+    @Test func aReplacingSetShowsTheReplacedValueAndRunsItsBookkeepingOnce() throws {
+        let dir = TemporaryDirectory("replace-bytes")
+        let store = try MappedKV(
+            id: "s", directory: dir.path, configuration: Configuration(isMultiProcess: true))
+        func replace(_ key: String, with value: [UInt8]) throws -> (seen: [UInt8]??, recorded: Int) {
+            var seen: [UInt8]??
+            var recorded = 0
+            try Array(key.utf8).withUnsafeBytes { key in
+                try store.replaceBytes(
+                    forKeyBytes: key, length: value.count,
+                    examining: { current in seen = .some(current.map { Array($0) }) },
+                    writing: { target in target.copyBytes(from: value) },
+                    recorded: { recorded += 1 })
+            }
+            return (seen, recorded)
+        }
+        let first = try replace("k", with: [9, 8, 7])
+        #expect(first.seen == .some(nil))
+        #expect(first.recorded == 1)
+        #expect(try store.bytes(forKey: "k") == [9, 8, 7])
+        let second = try replace("k", with: Array(repeating: 5, count: 300))
+        #expect(second.seen == .some([9, 8, 7]))
+        #expect(try store.bytes(forKey: "k") == Array(repeating: 5, count: 300))
+        // A value that is not a bytes value is shown as absent, and replaced all the same.
+        try store.set(Int32(7), forKey: "number")
+        #expect(try replace("number", with: [1]).seen == .some(nil))
+        #expect(try store.bytes(forKey: "number") == [1])
+        // Reopened: the records are on file, not only in this handle's memory.
+        store.close()
+        let reopened = try MappedKV(
+            id: "s", directory: dir.path, configuration: Configuration(isMultiProcess: true))
+        #expect(try reopened.bytes(forKey: "k") == Array(repeating: 5, count: 300))
+        #expect(try reopened.bytes(forKey: "number") == [1])
+    }
+}

@@ -26,7 +26,8 @@ extension MappedKV {
     }
 
     /// ``synchronizeChanges()`` for a hot path: catches up only if the meta stamp in the shared
-    /// mapping moved since this process last looked (no system call in the steady state), and
+    /// mapping moved since this process last looked (a few loads in the steady state: no mutex,
+    /// no system call; Sharing/ObservedStamp.swift), and
     /// returns once every change noticed so far has reached the observers. It never waits for an
     /// exclusive section another thread holds (no other process can write meanwhile). A handler
     /// must not wait for the thread that calls this, nor call this itself.
@@ -34,4 +35,9 @@ extension MappedKV {
         try ensureOpen()
         try shared.catchUpIfMovedAndDeliver()
     }
+
+    /// Whether the stamp in the meta file is the one this process last caught up to or wrote, as
+    /// ``synchronizeChangesIfMoved()`` checks it without the mutex: false while the store's memory
+    /// is released, once it is closed, and after another process's write until a catch-up. For tests.
+    package var observedStampIsCurrent: Bool { shared.observedStamp.isCurrent }
 }

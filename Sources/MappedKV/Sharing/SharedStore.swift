@@ -20,6 +20,8 @@ final class SharedStore: Sendable {
     let core: Mutex<StoreCore>
     /// Raised when another process's change is waiting to be reported.
     let signal: ChangeSignal
+    /// The stamp the store last caught up to, for the check without the mutex.
+    let observedStamp: ObservedStamp
     /// Who wants to hear of other processes' changes, and the watcher that runs while anyone does.
     private let subscriptions = Mutex<Subscriptions>(Subscriptions())
     /// Raised while one thread hands out changes, so that they go out in order, one at a time.
@@ -49,6 +51,7 @@ final class SharedStore: Sendable {
         self.isReadOnly = core.configuration.isReadOnly
         self.logger = core.logger
         self.signal = signal
+        self.observedStamp = core.observedStamp
         self.core = Mutex(core)
     }
 
@@ -142,13 +145,19 @@ final class SharedStore: Sendable {
         }
     }
 
-    /// Catches up if the meta stamp moved since this process last looked (three loads and the
-    /// store's mutex in the steady state, no system call), then hands every change noticed so far
-    /// to the subscribers, waiting for a delivery in progress on another thread.
+    /// Catches up if the meta stamp moved since this process last looked, then hands every change
+    /// noticed so far to the subscribers, waiting for a delivery in progress on another thread.
     ///
-    /// While another thread of this process holds an exclusive section, no other process can
-    /// write: the section caught up when it began, so this only delivers what is pending.
+    /// In the steady state (the stamp is the published one, nothing pending or being delivered)
+    /// this is a few loads: no mutex, no system call (Sharing/ObservedStamp.swift). While another
+    /// thread of this process holds an exclusive section, no other process can write: the
+    /// section caught up when it began, so this only delivers what is pending.
     func catchUpIfMovedAndDeliver() throws(MappedKVError) {
+        if observedStamp.isCurrent, !signal.pending.load(ordering: .sequentiallyConsistent),
+            !delivering.load(ordering: .sequentiallyConsistent)
+        {
+            return
+        }
         try core.withLock { (core) throws(MappedKVError) in
             guard section.admitsCurrentThread() else { return }
             try core.prepareRead()

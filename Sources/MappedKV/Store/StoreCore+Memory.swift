@@ -23,10 +23,13 @@ extension StoreCore {
         let before = observed
         if isMultiProcess { _ = try takeLock(files, .shared) }
         defer { if isMultiProcess { releaseLock(.shared) } }
+        // The signal goes up before the reload publishes the new stamp (Sharing/ObservedStamp.swift).
+        let moved = isMultiProcess && files.metaStamp() != before
+        if moved { signal.pending.store(true, ordering: .sequentiallyConsistent) }
         try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))  // adopt clears the flag
         if isMultiProcess && observed != before {
             pendingChanges.append(ExternalChange(storeID: location.id, kind: .reloaded, sequence: meta.sequence))
-            signal.pending.store(true, ordering: .relaxed)
+            signal.pending.store(true, ordering: .sequentiallyConsistent)
         }
     }
 }

@@ -121,6 +121,11 @@ extension StoreCore {
         let stamp = files.metaStamp()
         let fileSize = try files.currentDataFileSize()
         guard stamp != observed || fileSize != files.dataFileSize else { return }
+        // Raised before the tail decode or the reload publishes the new stamp, so that a read that
+        // checks the published stamp without the mutex and finds it current also finds the signal
+        // (Sharing/ObservedStamp.swift). Raised with nothing pending, if this throws, it costs a
+        // delivery that finds nothing.
+        signal.pending.store(true, ordering: .sequentiallyConsistent)
         let change: ExternalChange.Kind
         var changedKeys: Set<String>?  // nil: everything may have changed
         if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let tail = loadTail(files, stamp) {
@@ -133,7 +138,6 @@ extension StoreCore {
         logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
         pendingChanges.append(
             ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, changedKeys: changedKeys))
-        signal.pending.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// Decodes just the records another process appended, if the new bytes extend the old CRC to

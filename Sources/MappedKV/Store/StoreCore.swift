@@ -77,7 +77,11 @@ final class StoreCore {
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
-    var observed = MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0)
+    var observed = MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0) {
+        didSet { if !isMemoryReleased { observedStamp.publish(observed) } }
+    }
+    /// ``observed``, published for reads that check it without the mutex (Sharing/ObservedStamp.swift).
+    let observedStamp: ObservedStamp
 
     /// Why the store is closed, once it is.
     var closedReason: String?
@@ -92,7 +96,9 @@ final class StoreCore {
     /// What the last load that found damage did about it.
     var recoveryReport: RecoveryReport?
     /// Whether ``releaseMemory()`` dropped the mirror and index; the next access reloads them.
-    var isMemoryReleased = false
+    var isMemoryReleased = false {
+        didSet { if isMemoryReleased { observedStamp.withdraw() } else { observedStamp.publish(observed) } }
+    }
     /// How many compactions to make room this instance has done (they grow the reserve, FORMAT.md 2.10).
     var compactionsForRoom = 0
     /// The emptied buffers of the last write batch, for the next one (``takeSpareBatch()``).
@@ -130,6 +136,7 @@ final class StoreCore {
             state.stamp = files.metaStamp()
         }
         self.files = files
+        self.observedStamp = ObservedStamp(page: files.metaStructMapping())
         try adopt(state, files)
         try systemCall { () throws(SystemError) in
             try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive)
@@ -162,6 +169,7 @@ final class StoreCore {
     func close() {
         files?.close()
         files = nil
+        observedStamp.withdraw()
         closedReason = "store '\(location.id)' was closed: open it again to use it"
         mirror = []
         index = KeyIndex()

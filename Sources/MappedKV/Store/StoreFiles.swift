@@ -73,6 +73,23 @@ final class StoreFiles {
     /// then be reused by a new file, which must not be mistaken for this one).
     var isLinked: Bool { ((try? dataFile.linkCount()) ?? 0) > 0 }
 
+    /// A read-only mapping of the meta struct of its own, for ``ObservedStamp``: unlike the
+    /// store's mapping it is never remapped, so it may be read without the store's mutex. Nil if
+    /// the meta file is too short to hold the struct or cannot be mapped (the stamp is then
+    /// always checked under the mutex).
+    ///
+    /// It maps a second open of the same file (through `/proc/self/fd`, so the same inode even if
+    /// the name was replaced), closed at once: a mapping keeps its open file description alive, and
+    /// the mode lock and `flock` belong to the store's description, which must go when the store
+    /// closes, however long this mapping lives.
+    func metaStructMapping() -> MappedRegion? {
+        guard ((try? metaFile.size()) ?? 0) >= MetaInfo.size,
+            let second = try? FileDescriptor.open("/proc/self/fd/\(metaFile.rawValue)", access: .readOnly)
+        else { return nil }
+        defer { second.close() }
+        return try? MappedRegion(file: second, length: MetaInfo.size, writable: false)
+    }
+
     /// The data file's size on disk now (`fstat`), which another process may have changed.
     func currentDataFileSize() throws(MappedKVError) -> Int {
         try systemCall { () throws(SystemError) in try dataFile.size() }

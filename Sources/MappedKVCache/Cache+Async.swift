@@ -12,10 +12,12 @@ extension Cache {
     public func value(forKey key: String) async throws -> Value? {
         try catchUp()
         if let value = memory.value(forKey: key) { return value }
-        return try await offPool { try self.valueFromDisk(forKey: key) }
+        guard let fill = try await offPool({ try self.fillFromDisk(forKey: key) }) else { return nil }
+        return keep(fill, forKey: key)
     }
 
     /// ``set(_:forKey:cost:timeToLive:extendedData:)`` with the disk write off the cooperative thread pool.
+    @inlinable
     public func set(
         _ value: Value, forKey key: String, cost: Int? = nil, timeToLive: Duration? = nil,
         extendedData: [UInt8]? = nil

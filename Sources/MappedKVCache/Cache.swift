@@ -41,6 +41,9 @@ public final class Cache<Value: Sendable>: Sendable {
     let queue = DispatchQueue(label: "MappedKVCache.Cache.io", attributes: .concurrent)
     /// Bumped for every key dropped from memory, so that a fill racing a drop drops what it kept.
     let invalidations = InvalidationCounters()
+    /// The disk side's manifest, held here as well so that the check on every memory hit borrows
+    /// it from `self` (reached through ``disk``, it was retained and released on every hit).
+    let manifest: MappedKV
     /// Who hears this cache's events.
     let observers = CacheObservers()
     /// The subscription to other processes' changes of the manifest.
@@ -70,6 +73,7 @@ public final class Cache<Value: Sendable>: Sendable {
         }
         let disk = try DiskCache(directory: directory, configuration: diskConfiguration, logger: logger)
         self.disk = disk
+        self.manifest = disk.manifest
         self.serializer = serializer
         let coherence = MemoryCoherence(memory: memory, invalidations: invalidations, observers: observers, disk: disk)
         self.externalChanges = disk.manifest.observeExternalChanges { change in coherence.apply(change) }
@@ -93,7 +97,20 @@ public final class Cache<Value: Sendable>: Sendable {
         // catch-up and the disk read are calls.
         try catchUp()
         if let value = memory.value(forKey: key) { return value }
-        return try valueFromDisk(forKey: key)
+        guard let fill = try fillFromDisk(forKey: key) else { return nil }
+        return keep(fill, forKey: key)
+    }
+
+    /// Keeps a value read from disk in memory (unless it expired meanwhile) and returns it.
+    /// Inlinable so that it runs in the caller's specialization: unspecialized, the memory side's
+    /// set cost about 20,000 instructions, looking up generic metadata at every step.
+    @inlinable
+    func keep(_ fill: DiskFill<Value>, forKey key: String) -> Value {
+        if fill.keeps {
+            memory.set(fill.value, forKey: key, cost: fill.cost, timeToLive: fill.timeToLive)
+            dropIfRaced(key, since: fill.counter)
+        }
+        return fill.value
     }
 
     /// Catches up with other processes' changes to the manifest if it moved, so that every change
@@ -102,19 +119,33 @@ public final class Cache<Value: Sendable>: Sendable {
     func catchUp() throws(CacheError) {
         // A do/catch rather than `manifestCall`: its closure context retained and released the
         // disk side on every memory hit.
-        do { try disk.manifest.synchronizeChangesIfMoved() } catch { throw .store(error) }
+        do { try manifest.synchronizeChangesIfMoved() } catch { throw .store(error) }
     }
 
-    /// The disk side's value of `key`, decoded and kept in memory unless a drop of the key raced
-    /// the read (see ``InvalidationCounters``).
+    /// The disk side's value of `key`, decoded, with how to keep it in memory, or nil on a miss.
+    /// The caller keeps it, then calls ``dropIfRaced(_:since:)`` with ``DiskFill/counter``.
     @usableFromInline
-    func valueFromDisk(forKey key: String) throws -> Value? {
-        let before = invalidations.value(for: key)
+    func fillFromDisk(forKey key: String) throws -> DiskFill<Value>? {
+        let counter = invalidations.value(for: key)
         guard let found = try disk.lookUp(key, withExtendedData: false) else { return nil }
         let value = try decodeOrRemove(found.value, forKey: key)
-        keep(value, forKey: key, cost: found.value.count, expiry: found.expiry)
-        if invalidations.value(for: key) != before { memory.removeValue(forKey: key) }
-        return value
+        let lifetime = memoryLifetime(expiry: found.expiry)
+        return DiskFill(
+            value: value, cost: found.value.count, keeps: lifetime != nil, timeToLive: lifetime ?? nil,
+            counter: counter)
+    }
+
+    /// Drops `key` from memory if a drop of it may have run since its counter read `counter`: the
+    /// value just kept may be older than what another process wrote (see ``InvalidationCounters``).
+    @inlinable
+    func dropIfRaced(_ key: String, since counter: UInt64) {
+        if invalidationMoved(key, since: counter) { memory.removeValue(forKey: key) }
+    }
+
+    /// Whether the invalidation counter of `key` moved since it read `counter`.
+    @usableFromInline
+    func invalidationMoved(_ key: String, since counter: UInt64) -> Bool {
+        invalidations.value(for: key) != counter
     }
 
     /// `bytes` decoded as a `Value`; bytes that do not decode are removed from the cache and
@@ -131,13 +162,17 @@ public final class Cache<Value: Sendable>: Sendable {
     /// Keeps `value` in memory until the disk entry's `expiry` (milliseconds since 1970 on the
     /// disk side's clock), or not at all if that has passed.
     func keep(_ value: Value, forKey key: String, cost: Int, expiry: UInt64?) {
-        var timeToLive: Duration?
-        if let expiry {
-            let now = disk.configuration.clock.now()
-            guard expiry > now else { return }
-            timeToLive = expiry - now > UInt64(Int64.max / 1_000_000) ? nil : .milliseconds(Int64(expiry - now))
-        }
+        guard let timeToLive = memoryLifetime(expiry: expiry) else { return }
         memory.set(value, forKey: key, cost: cost, timeToLive: timeToLive)
+    }
+
+    /// The time to live in memory of a disk entry that expires at `expiry` (nil inside: never);
+    /// nil if it has expired.
+    func memoryLifetime(expiry: UInt64?) -> Duration?? {
+        guard let expiry else { return .some(nil) }
+        let now = disk.configuration.clock.now()
+        guard expiry > now else { return nil }
+        return expiry - now > UInt64(Int64.max / 1_000_000) ? .some(nil) : .milliseconds(Int64(expiry - now))
     }
 
     /// Stores `value` under `key` in memory and on disk.
@@ -150,10 +185,25 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   - timeToLive: after this long the entry is a miss on both sides; nil takes
     ///     ``DiskCacheConfiguration/defaultTimeToLive`` (by default: never expires).
     ///   - extendedData: bytes kept with the entry on disk, returned by ``entry(forKey:)``.
+    @inlinable
     public func set(
         _ value: Value, forKey key: String, cost: Int? = nil, timeToLive: Duration? = nil,
         extendedData: [UInt8]? = nil
     ) throws {
+        // Inlinable, so that the memory side's set runs specialized for the caller's `Value`, as
+        // in ``value(forKey:)``; the disk side's set is a call.
+        let stored = try setOnDisk(value, forKey: key, timeToLive: timeToLive, extendedData: extendedData)
+        memory.set(value, forKey: key, cost: cost ?? stored.size, timeToLive: stored.timeToLive)
+        dropIfRaced(key, since: stored.counter)
+        didAdd(key)
+    }
+
+    /// The disk half of ``set(_:forKey:cost:timeToLive:extendedData:)``: encodes and stores
+    /// `value`, and returns its size, its time to live and the key's counter as of its record.
+    @usableFromInline
+    func setOnDisk(
+        _ value: Value, forKey key: String, timeToLive: Duration?, extendedData: [UInt8]?
+    ) throws -> (size: Int, timeToLive: Duration?, counter: UInt64) {
         let bytes = try serializer.encode(value)
         let timeToLive = timeToLive ?? disk.configuration.defaultTimeToLive
         observers.tell(CacheEvent(.willAdd, key: key, tier: .both))
@@ -164,12 +214,13 @@ public final class Cache<Value: Sendable>: Sendable {
         let invalidations = self.invalidations
         try disk.set(
             bytes, forKey: key, timeToLive: timeToLive, extendedData: extendedData,
-            whileRecorded: {
-                invalidations.bump(CollectionOfOne(key))
-                recorded = invalidations.value(for: key)
-            }, excluding: hubToken)
-        memory.set(value, forKey: key, cost: cost ?? bytes.count, timeToLive: timeToLive)
-        if invalidations.value(for: key) != recorded { memory.removeValue(forKey: key) }
+            whileRecorded: { recorded = invalidations.bump(key) }, excluding: hubToken)
+        return (bytes.count, timeToLive, recorded)
+    }
+
+    /// Tells the observers that a set of `key` finished.
+    @usableFromInline
+    func didAdd(_ key: String) {
         observers.tell(CacheEvent(.didAdd, key: key, tier: .both))
     }
 
@@ -227,4 +278,24 @@ public struct CacheEntry<Value: Sendable>: Sendable {
     public var expiry: UInt64?
     /// The extended data set with it, if any.
     public var extendedData: [UInt8]?
+}
+
+/// A value read from a ``Cache``'s disk side, with how to keep it in memory: its cost, its
+/// remaining time to live (nil: none), whether to keep it at all (not if it expired meanwhile),
+/// and the key's invalidation counter read before the disk was.
+@usableFromInline
+struct DiskFill<Value: Sendable>: Sendable {
+    @usableFromInline let value: Value
+    @usableFromInline let cost: Int
+    @usableFromInline let keeps: Bool
+    @usableFromInline let timeToLive: Duration?
+    @usableFromInline let counter: UInt64
+
+    init(value: Value, cost: Int, keeps: Bool, timeToLive: Duration?, counter: UInt64) {
+        self.value = value
+        self.cost = cost
+        self.keeps = keeps
+        self.timeToLive = timeToLive
+        self.counter = counter
+    }
 }

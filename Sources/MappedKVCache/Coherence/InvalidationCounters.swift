@@ -23,6 +23,15 @@ final class InvalidationCounters: Sendable {
         return counters.withLock { $0[slot] }
     }
 
+    /// Bumps the counter of `key` and returns its new value.
+    func bump(_ key: String) -> UInt64 {
+        let slot = Self.slot(key)
+        return counters.withLock { counters in
+            counters[slot] &+= 1
+            return counters[slot]
+        }
+    }
+
     /// Bumps the counters of `keys`.
     func bump(_ keys: some Sequence<String>) {
         let slots = keys.map(Self.slot)

@@ -15,6 +15,7 @@ struct MappedKVCommand: ParsableCommand {
             RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self,
             RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
             CacheCommand.self, BucketCommand.self, StressCommand.self, StressChildCommand.self,
+            CollectionsChildCommand.self,
             HoldCommand.self, WatchCommand.self,
             BackupCommand.self, RestoreCommand.self, RemoveStoreCommand.self, ListStoresCommand.self,
         ]

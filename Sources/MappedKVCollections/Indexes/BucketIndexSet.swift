@@ -28,6 +28,9 @@ final class BucketIndexSet: @unchecked Sendable {
     private var hasUniqueIndex = false
     /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
     @exclusivity(unchecked) private var plan = ExtractionPlan([])
+    /// The bucket's keys in order, once a page of keys was asked for in this process (then kept
+    /// by every put and removal, and rebuilt with the indexes).
+    private(set) var keyOrder: KeyOrder?
 
     init(bucket: String) { self.bucket = bucket }
 
@@ -108,6 +111,7 @@ final class BucketIndexSet: @unchecked Sendable {
             guard let id = table.id(of: key) else { return }
             let prefix = KeyPrefix.of(key)
             for index in typed { index.set(nil, for: id, prefix: prefix) }
+            keyOrder?.remove(id, prefix: prefix)
             table.release(key)
             return
         }
@@ -122,6 +126,7 @@ final class BucketIndexSet: @unchecked Sendable {
         for position in 0..<min(typed.count, values.count) {
             typed[position].set(values[position], for: id, prefix: prefix)
         }
+        keyOrder?.insert(id, prefix: prefix)
     }
 
     /// Adds an index and fills it from `entries` (every entry of the bucket); returns the first
@@ -180,7 +185,25 @@ final class BucketIndexSet: @unchecked Sendable {
             guard let definition = indexes[name]?.definition else { continue }
             _ = set.add(definition, closure: closures[name], entries: [])
         }
+        if keyOrder != nil { set.orderKeys() }
         return set
+    }
+
+    /// Orders the bucket's keys (every key the table has), kept from now on by each change.
+    func orderKeys() {
+        guard keyOrder == nil else { return }
+        let order = KeyOrder(table: table)
+        order.load(table.assignedIDs)
+        keyOrder = order
+    }
+
+    /// The first `limit` keys after `key` (from the first if nil) in UTF-8 byte order, or nil if
+    /// the keys are not ordered (``orderKeys()`` was not called).
+    func keys(after key: String?, limit: Int) -> [String]? {
+        guard let keyOrder else { return nil }
+        let ids = keyOrder.ids(after: key, limit: limit)
+        table.touchKeys(of: ids)
+        return ids.map { table.key(of: $0) }
     }
 
     // MARK: Queries

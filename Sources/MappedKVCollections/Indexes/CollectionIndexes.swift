@@ -27,12 +27,12 @@ struct IndexState {
 }
 
 extension IndexState {
-    /// Drops the index `name` of `bucket`, and the bucket's set if it has no index left (its
-    /// entries then need no IDs).
+    /// Drops the index `name` of `bucket`, and the bucket's set if it has no index left and its
+    /// keys are not ordered (its entries then need no IDs).
     mutating func removeIndex(_ name: String, of bucket: String) {
         guard let set = buckets[ExactString(bucket)] else { return }
         set.removeIndex(name)
-        if set.indexes.isEmpty {
+        if set.indexes.isEmpty && set.keyOrder == nil {
             buckets[ExactString(bucket)] = nil
         } else {
             // A new version: memos of the set refill their arrays of index values.
@@ -229,14 +229,17 @@ final class CollectionIndexes: Sendable {
         } catch {
             throw .store(error)
         }
-        let closures = state.withLock { state in
-            state.buckets.mapValues { set in set.closures.values.map { $0 } }
+        let (closures, keyOrdered) = state.withLock { state in
+            (
+                state.buckets.mapValues { set in set.closures.values.map { $0 } },
+                Set(state.buckets.filter { $0.value.keyOrder != nil }.keys)
+            )
         }
         // One pass over the entries: each entry of an indexed bucket gets its ID (its position in
         // `keys`) and its value for every stored index, read from the record in place; closure
         // indexes need the decoded record. The tables and indexes are made at the end, each in one go.
         // The walks read the store in place under its lock: nothing in them calls the store.
-        let order = Array(Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys))
+        let order = Array(Set(definitions.keys).union(closures.filter { !$0.value.isEmpty }.keys).union(keyOrdered))
         let stored = order.map { definitions[$0] ?? [] }
         let hasClosures = order.map { closures[$0]?.isEmpty == false }
         let plans = stored.map { ExtractionPlan($0) }
@@ -280,6 +283,7 @@ final class CollectionIndexes: Sendable {
             for closure in closures[bucket] ?? [] {
                 _ = set.add(closure.definition, closure: closure, entries: decoded[which])
             }
+            if keyOrdered.contains(bucket) { set.orderKeys() }
             buckets[bucket] = set
         }
         state.withLock { state in

@@ -33,6 +33,9 @@ final class KeyTable {
     /// Every key with an ID, in no particular order.
     var assignedKeys: [String] { slots.compactMap { $0 == 0 ? nil : keys[Self.index(of: $0)] } }
 
+    /// Every assigned ID, in no particular order.
+    var assignedIDs: [UInt32] { slots.compactMap { $0 == 0 ? nil : UInt32(Self.index(of: $0)) } }
+
     /// The index in `keys` of an occupied slot's ID.
     @inline(__always)
     private static func index(of slot: UInt64) -> Int { Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1 }

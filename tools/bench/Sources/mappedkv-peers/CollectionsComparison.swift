@@ -24,6 +24,10 @@ struct CollectionsComparison {
         var countNanoseconds: Double
         var openNanoseconds: Double
         var indexBytesPerEntry: Double?
+        /// The first page of keys after the open (MappedKV orders the bucket's keys in memory then).
+        var firstKeysPageNanoseconds = Double.nan
+        var keysPageNanoseconds = Double.nan
+        var countAllNanoseconds = Double.nan
     }
 
     static let base = Date(timeIntervalSince1970: 1_700_000_000)
@@ -127,13 +131,35 @@ struct CollectionsComparison {
             countSamples.append(try Clock.measure { counted = try store.count(likesFrom: low, below: high) })
             guard counted > 0 || high - low < 10 else { throw BenchError("\(design): counted \(counted)") }
         }
+        // Pages of 20 keys by key, each after a random key, and counts of the whole bucket.
+        let firstKeysPageTime = try Clock.measure { _ = try store.keysPage(after: nil, limit: 20) }
+        var keysSamples: [Double] = []
+        for _ in 0..<pageQueries {
+            let after = "p\(generator.next() % UInt64(total))"
+            var keys: [String] = []
+            keysSamples.append(try Clock.measure { keys = try store.keysPage(after: after, limit: 20) })
+            guard keys.allSatisfy({ after.utf8.lexicographicallyPrecedes($0.utf8) }),
+                keys.count == 20 || total < 40
+                    || after.hasPrefix("p99999")
+            else { throw BenchError("\(design): a keys page after \(after) of \(keys.count): \(keys.prefix(3))") }
+        }
+        var countAllSamples: [Double] = []
+        for _ in 0..<countQueries {
+            var counted = 0
+            countAllSamples.append(try Clock.measure { counted = try store.countAll() })
+            guard counted == total else { throw BenchError("\(design): counted \(counted) of \(total) entries") }
+        }
         try store.close()
-        return Round(
+        var round = Round(
             putNanoseconds: Statistics.median(putSamples), putEncodedNanoseconds: Statistics.median(putEncodedSamples),
             pageNanoseconds: Statistics.median(pageSamples),
             pageEncodedNanoseconds: Statistics.median(pageEncodedSamples),
             countNanoseconds: Statistics.median(countSamples), openNanoseconds: openTime,
             indexBytesPerEntry: bytesPerEntry)
+        round.firstKeysPageNanoseconds = firstKeysPageTime
+        round.keysPageNanoseconds = Statistics.median(keysSamples)
+        round.countAllNanoseconds = Statistics.median(countAllSamples)
+        return round
     }
 
     /// The resident memory with the store open as plain MappedKV (its records loaded, no index),
@@ -174,6 +200,11 @@ struct CollectionsComparison {
         text += row(
             "page of 20, values decoded (JSONDecoder included)", { $0.pageNanoseconds }, unit: "us", scale: 1_000)
         text += row("count of a likes range", { $0.countNanoseconds }, unit: "us", scale: 1_000)
+        text += row("keys page of 20 after a random key", { $0.keysPageNanoseconds }, unit: "us", scale: 1_000)
+        text += row(
+            "first keys page after open (MappedKV: orders the keys)", { $0.firstKeysPageNanoseconds }, unit: "ms",
+            scale: 1_000_000)
+        text += row("count of the bucket", { $0.countAllNanoseconds }, unit: "us", scale: 1_000)
         text += row("open (MappedKV: load and build the indexes)", { $0.openNanoseconds }, unit: "ms", scale: 1_000_000)
         let samples = results["mappedkv", default: []].compactMap(\.indexBytesPerEntry)
         let bytes = samples.isEmpty ? .nan : Statistics.median(samples)
@@ -192,6 +223,8 @@ final class EmptyDesign: CollectionsDesign {
     func pageEncoded(postedAfter after: Date, limit: Int) throws -> [[UInt8]] { [] }
     func page(postedAfter after: Date, limit: Int) throws -> [BenchPost] { [] }
     func count(likesFrom low: Int, below high: Int) throws -> Int { 0 }
+    func keysPage(after: String?, limit: Int) throws -> [String] { [] }
+    func countAll() throws -> Int { 0 }
     func close() throws {}
 }
 

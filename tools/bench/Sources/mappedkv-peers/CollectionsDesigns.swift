@@ -40,6 +40,10 @@ protocol CollectionsDesign: AnyObject {
     func page(postedAfter after: Date, limit: Int) throws -> [BenchPost]
     /// The number of posts with `low <= likes < high`.
     func count(likesFrom low: Int, below high: Int) throws -> Int
+    /// The first `limit` keys of the bucket after `after` (from the first if nil), by key bytes.
+    func keysPage(after: String?, limit: Int) throws -> [String]
+    /// The number of posts in the bucket.
+    func countAll() throws -> Int
     func close() throws
 }
 
@@ -81,6 +85,10 @@ final class MappedKVCollectionsDesign: CollectionsDesign {
         try bucket.count(where: [.greaterOrEqual("likes", .int(Int64(low))), .less("likes", .int(Int64(high)))])
     }
 
+    func keysPage(after: String?, limit: Int) throws -> [String] { try bucket.keys(after: after, limit: limit) }
+
+    func countAll() throws -> Int { try bucket.count }
+
     func close() throws { collections.close() }
 }
 
@@ -95,6 +103,8 @@ final class SQLiteCollectionsDesign: CollectionsDesign {
     private let upsertIndex: OpaquePointer
     private let selectPage: OpaquePointer
     private let countRange: OpaquePointer
+    private let selectKeys: OpaquePointer
+    private let countEntries: OpaquePointer
     private let encoder = PostJSON.encoder()
     private let decoder = PostJSON.decoder()
     private static let metadata = Array(#"{"source":"bench"}"#.utf8)
@@ -126,6 +136,11 @@ final class SQLiteCollectionsDesign: CollectionsDesign {
             "SELECT entries.value FROM posts_index JOIN entries ON entries.rowid = posts_index.rowid "
                 + "WHERE posts_index.posted > ?1 ORDER BY posts_index.posted LIMIT ?2")
         countRange = try SQLiteStore.prepare(db, "SELECT COUNT(*) FROM posts_index WHERE likes >= ?1 AND likes < ?2")
+        // Keys compare by BINARY collation (memcmp of their UTF-8), the order of MappedKV's pages;
+        // both statements use the UNIQUE(bucket, key) index.
+        selectKeys = try SQLiteStore.prepare(
+            db, "SELECT key FROM entries WHERE bucket = 'posts' AND key > ?1 ORDER BY key LIMIT ?2")
+        countEntries = try SQLiteStore.prepare(db, "SELECT COUNT(*) FROM entries WHERE bucket = 'posts'")
     }
 
     private func step(_ statement: OpaquePointer, expecting expected: Int32, _ what: String) throws {
@@ -194,8 +209,33 @@ final class SQLiteCollectionsDesign: CollectionsDesign {
         return Int(sqlite3_column_int64(countRange, 0))
     }
 
+    func keysPage(after: String?, limit: Int) throws -> [String] {
+        defer { sqlite3_reset(selectKeys) }
+        // The statement runs inside `withCString`: the bound text is not copied.
+        return try (after ?? "").withCString { text in
+            sqlite3_bind_text(selectKeys, 1, text, -1, nil)
+            sqlite3_bind_int64(selectKeys, 2, Int64(limit))
+            var keys: [String] = []
+            while true {
+                let rc = sqlite3_step(selectKeys)
+                if rc == SQLITE_DONE { break }
+                guard rc == SQLITE_ROW, let text = sqlite3_column_text(selectKeys, 0) else {
+                    throw SQLiteStore.failure(db, rc, "select keys page")
+                }
+                keys.append(String(cString: text))
+            }
+            return keys
+        }
+    }
+
+    func countAll() throws -> Int {
+        defer { sqlite3_reset(countEntries) }
+        try step(countEntries, expecting: SQLITE_ROW, "count entries")
+        return Int(sqlite3_column_int64(countEntries, 0))
+    }
+
     func close() throws {
-        for statement in [begin, commit, upsertMain, upsertIndex, selectPage, countRange] {
+        for statement in [begin, commit, upsertMain, upsertIndex, selectPage, countRange, selectKeys, countEntries] {
             sqlite3_finalize(statement)
         }
         let rc = sqlite3_close(db)

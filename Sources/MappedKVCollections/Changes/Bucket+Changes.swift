@@ -15,7 +15,8 @@ extension Bucket {
     ///   ``Bucket/remove(_:)`` that removed something ``BucketChange/remove(key:)``; an
     ///   ``Bucket/importEntries(_:)`` yields a put per entry, and ``Bucket/removeAll()`` or
     ///   ``CollectionStore/removeBucket(_:)`` a remove per entry they removed. Index and count
-    ///   records, and other buckets' entries, yield nothing.
+    ///   records, and other buckets' entries, yield nothing; nor do raw writes this process makes
+    ///   through the plain store underneath (``CollectionStore/store``), which no bucket sees.
     /// - This process's writes (through any handle of the store) are yielded in the order they
     ///   were made. Another process's are yielded in the order it made them, when this process
     ///   notices them: in multi-process mode a watcher looks every 10 ms, so they arrive within

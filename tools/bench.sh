@@ -8,6 +8,9 @@
 #   tools/bench.sh --cache --runs 5 --svg cache.svg         # DiskCache, MemoryCache and Cache against SQLite +
 #                                                           # files, file per entry, plain files and the
 #                                                           # baselines of their targets
+#   tools/bench.sh --collections --runs 3                  # MappedKVCollections against its SQLite design,
+#                                                           # then the delivery of Bucket.changes()
+#   tools/bench.sh --collections-changes                    # the delivery of Bucket.changes() alone
 #   tools/bench.sh --help
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

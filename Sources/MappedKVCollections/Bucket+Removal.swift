@@ -25,6 +25,7 @@ extension Bucket {
                 if let set = state.buckets[ExactString(name)] { state.buckets[ExactString(name)] = set.emptied() }
                 state.changes &+= 1
             }
+            publishChanges { bucketKeys(ofStoreKeys: keys).map { .remove(key: $0) } }
             return keys.count
         }
         forgetAll()

@@ -116,6 +116,7 @@ public final class Bucket<Value: Sendable>: Sendable {
                 }
                 state.changes &+= 1
             }
+            publishChanges { [.put(key: key)] }
         }
     }
 
@@ -140,6 +141,7 @@ public final class Bucket<Value: Sendable>: Sendable {
                 state.buckets[ExactString(name)]?.apply(nil, key: key)
                 state.changes &+= 1
             }
+            publishChanges { [.remove(key: key)] }
             return true
         }
         cache.withLock { $0.remove(key) }
@@ -336,6 +338,7 @@ extension Bucket {
                 }
                 state.changes &+= 1
             }
+            publishChanges { records.map { .put(key: $0.key) } }
         }
     }
 }

@@ -39,6 +39,11 @@ extension CollectionStore {
                 if state.buckets[ExactString(name)] != nil { state.buckets[ExactString(name)] = nil }
                 state.changes &+= 1
             }
+            // The bucket's open change streams: a remove per entry removed.
+            indexes.changeFeeds.publish(bucket: name) {
+                let prefixLength = CollectionKey.prefix(ofBucket: name).utf8.count
+                return keys.map { .remove(key: String(decoding: $0.utf8.dropFirst(prefixLength), as: UTF8.self)) }
+            }
             return keys.count
         }
     }

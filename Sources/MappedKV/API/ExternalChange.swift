@@ -43,12 +43,36 @@ public struct ExternalChange: Sendable, Equatable, CustomStringConvertible {
     /// carries nil: re-read whatever you need.
     public var changedKeys: Set<String>?
 
+    /// One appended record another process wrote: its key, and whether it removes the key.
+    package struct Record: Sendable, Equatable {
+        /// The record's key, spelled as ``MappedKV/allKeys`` spells it.
+        package var key: String
+        /// Whether the record removes its key (an empty value) rather than setting it.
+        package var removes: Bool
+
+        package init(key: String, removes: Bool) {
+            self.key = key
+            self.removes = removes
+        }
+    }
+
+    /// The records behind ``changedKeys``, in the order they were written (a key written twice is
+    /// here twice); nil when ``changedKeys`` is nil, or when the change was made with
+    /// ``init(storeID:kind:sequence:changedKeys:)``.
+    package var records: [Record]?
+
     /// A change record; `changedKeys` nil means everything may have changed.
     public init(storeID: String, kind: Kind, sequence: UInt32, changedKeys: Set<String>? = nil) {
         self.storeID = storeID
         self.kind = kind
         self.sequence = sequence
         self.changedKeys = changedKeys
+    }
+
+    /// A change record whose ``changedKeys`` are the keys of `records` (nil: everything may have changed).
+    package init(storeID: String, kind: Kind, sequence: UInt32, records: [Record]?) {
+        self.init(storeID: storeID, kind: kind, sequence: sequence, changedKeys: records.map { Set($0.map(\.key)) })
+        self.records = records
     }
 
     /// Whether the value of `key` may differ after this change: true if the key is in

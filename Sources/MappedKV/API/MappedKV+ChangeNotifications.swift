@@ -36,6 +36,15 @@ extension MappedKV {
         subscribe(handler, end: nil)
     }
 
+    /// ``observeExternalChanges(_:)`` with a call when the subscription ends (cancelled, released,
+    /// or this handle closed), made once, outside every lock: for layers that end their own
+    /// streams with the store's.
+    package func observeExternalChanges(
+        _ handler: @escaping @Sendable (ExternalChange) -> Void, end: @escaping @Sendable () -> Void
+    ) -> ExternalChangeObservation {
+        subscribe(handler, end: end)
+    }
+
     /// The changes other processes make to the store, as an asynchronous sequence, pushed as
     /// ``observeExternalChanges(_:)`` describes.
     ///

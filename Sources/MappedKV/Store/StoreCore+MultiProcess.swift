@@ -127,23 +127,24 @@ extension StoreCore {
         // delivery that finds nothing.
         signal.pending.store(true, ordering: .sequentiallyConsistent)
         let change: ExternalChange.Kind
-        var changedKeys: Set<String>?  // nil: everything may have changed
+        var records: [ExternalChange.Record]?  // nil: everything may have changed
         if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let tail = loadTail(files, stamp) {
             change = .appended(records: tail.records)
-            changedKeys = tail.keys
+            records = tail.changed
         } else {
             try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))
             change = .reloaded
         }
         logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
         pendingChanges.append(
-            ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, changedKeys: changedKeys))
+            ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, records: records))
     }
 
     /// Decodes just the records another process appended, if the new bytes extend the old CRC to
-    /// the stored one; returns how many and, if anyone subscribes to changes, their keys (else nil:
-    /// unknown); nil when a full reload is needed instead.
-    private func loadTail(_ files: StoreFiles, _ stamp: MetaStamp) -> (records: Int, keys: Set<String>?)? {
+    /// the stored one; returns how many and, if anyone subscribes to changes, their keys in order
+    /// (else nil: unknown); nil when a full reload is needed instead.
+    private func loadTail(_ files: StoreFiles, _ stamp: MetaStamp) -> (records: Int, changed: [ExternalChange.Record]?)?
+    {
         let oldLength = mirror.count
         let newLength = Int(stamp.actualSize)
         guard meta.holdsActualSize, newLength > oldLength, 4 + newLength <= files.dataFileSize else { return nil }
@@ -163,8 +164,9 @@ extension StoreCore {
         meta.actualSize = stamp.actualSize
         recordCount += summary.recordCount
         observed = stamp
-        let keys = signal.isObserved.load(ordering: .relaxed) ? Self.keys(ofRecordsIn: mirror, from: oldLength) : nil
-        return (summary.recordCount, keys)
+        let changed =
+            signal.isObserved.load(ordering: .relaxed) ? Self.records(ofRecordsIn: mirror, from: oldLength) : nil
+        return (summary.recordCount, changed)
     }
 
     /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an

@@ -69,6 +69,8 @@ struct IndexSetMemo {
 final class CollectionIndexes: Sendable {
     let store: MappedKV
     let state: Mutex<IndexState>
+    /// The bucket change streams open on the store in this process (Changes/ChangeFeeds.swift).
+    let changeFeeds = ChangeFeeds()
     private let observation: Mutex<ExternalChangeObservation?>
 
     private init(store: MappedKV) {

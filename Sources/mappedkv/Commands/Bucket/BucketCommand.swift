@@ -17,7 +17,7 @@ struct BucketCommand: ParsableCommand {
         subcommands: [
             BucketPutCommand.self, BucketGetCommand.self, BucketRemoveCommand.self, BucketListCommand.self,
             BucketIndexCommand.self, BucketQueryCommand.self, BucketImportCommand.self, BucketExportCommand.self,
-            BucketCountCommand.self, BucketClearCommand.self,
+            BucketCountCommand.self, BucketClearCommand.self, BucketWatchCommand.self,
         ]
     )
 }

@@ -59,6 +59,12 @@ struct PeersCommand: ParsableCommand {
     var collectionsN = 1_000_000
     @Option(help: "With --collections: comma-separated designs: mappedkv,sqlite.")
     var collectionsDesigns = "mappedkv,sqlite"
+    @Flag(help: "Time only the delivery of another process's puts by Bucket.changes() (part of --collections).")
+    var collectionsChanges = false
+    @Option(help: "With --collections or --collections-changes: the puts whose delivery is timed.")
+    var changesPuts = 200
+    @Option(help: .hidden)
+    var changesWriter: String?
     @Option(
         help:
             "wall: time by the wall clock; cpu: the process's CPU time, which leaves out time other processes hold the cores (for a shared machine)."
@@ -110,6 +116,7 @@ struct PeersCommand: ParsableCommand {
         guard userdefaultsMaxN > 0 else { throw ValidationError("--userdefaults-max-n must be positive") }
         guard filePerEntryMaxN > 0 else { throw ValidationError("--file-per-entry-max-n must be positive") }
         guard trimN >= 2 else { throw ValidationError("--trim-n must be at least 2") }
+        guard changesPuts > 0 else { throw ValidationError("--changes-puts must be positive") }
         guard largeCount > 0 else { throw ValidationError("--large-count must be positive") }
         guard !(cache && scaling) else { throw ValidationError("--cache and --scaling are separate runs") }
         guard ["wall", "cpu"].contains(clock) else { throw ValidationError("--clock must be wall or cpu") }
@@ -119,6 +126,10 @@ struct PeersCommand: ParsableCommand {
         do {
             if let rssProbe {
                 try MemoryProbe.runChild(directory: rssProbe, id: rssProbeId ?? Scaling.storeID)
+                return
+            }
+            if let changesWriter {
+                try CollectionsChangesDelivery.runWriter(directory: changesWriter, puts: changesPuts)
                 return
             }
             setenv(Clock.environmentVariable, clock, 1)  // before the first reading fixes Clock.id
@@ -141,11 +152,15 @@ struct PeersCommand: ParsableCommand {
         defer { if temporary { try? Scratch.remove(directory) } }
         let progress: (String) -> Void = { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
 
-        if collections {
-            var comparison = CollectionsComparison(n: collectionsN, runs: runs, root: directory)
-            comparison.designs = collectionsDesigns.split(separator: ",").map(String.init)
-            let results = try comparison.run(progress: progress)
-            print(CollectionsComparison.markdown(results, n: collectionsN, runs: runs))
+        if collections || collectionsChanges {
+            if collections {
+                var comparison = CollectionsComparison(n: collectionsN, runs: runs, root: directory)
+                comparison.designs = collectionsDesigns.split(separator: ",").map(String.init)
+                let results = try comparison.run(progress: progress)
+                print(CollectionsComparison.markdown(results, n: collectionsN, runs: runs))
+            }
+            let delivery = try CollectionsChangesDelivery(puts: changesPuts, root: directory).run(progress: progress)
+            print(CollectionsChangesDelivery.markdown(delivery, puts: changesPuts))
         } else if cache {
             let sizes = CacheSizes(
                 n: n, filePerEntryLimit: filePerEntryMaxN, trimEntries: trimN, largeValues: largeCount)

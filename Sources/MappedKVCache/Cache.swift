@@ -290,12 +290,4 @@ struct DiskFill<Value: Sendable>: Sendable {
     @usableFromInline let keeps: Bool
     @usableFromInline let timeToLive: Duration?
     @usableFromInline let counter: UInt64
-
-    init(value: Value, cost: Int, keeps: Bool, timeToLive: Duration?, counter: UInt64) {
-        self.value = value
-        self.cost = cost
-        self.keeps = keeps
-        self.timeToLive = timeToLive
-        self.counter = counter
-    }
 }

@@ -14,8 +14,11 @@ extension Bucket {
     ///           after: recent.cursor))
     /// ```
     ///
-    /// - Throws: ``CollectionError/unknownIndex(bucket:name:)`` for a condition or order on an
-    ///   index the bucket does not have.
+    /// A query of several groups (``Query/init(anyOf:orderBy:descending:limit:after:)``) selects
+    /// the entries meeting at least one group, each once, in the same order and pages.
+    ///
+    /// - Throws: ``CollectionError/unknownIndex(bucket:name:)`` for a condition (in any group) or
+    ///   order on an index the bucket does not have.
     @_specialize(exported:false,where Value == [UInt8])
     public func query(_ query: Query) throws(CollectionError) -> QueryPage<Value> {
         for _ in 0..<4 {
@@ -51,6 +54,26 @@ extension Bucket {
         }
     }
 
+    /// The number of entries meeting every condition of at least one of `groups` (each counted
+    /// once): `count(anyOf: [[.equal("tag", .string("a"))], [.greater("likes", .int(9))]])`. No
+    /// group at all counts none; an empty group counts every entry.
+    ///
+    /// - Throws: ``CollectionError/unknownIndex(bucket:name:)`` for a condition, in any group, on
+    ///   an index the bucket does not have.
+    public func count(anyOf groups: [[QueryCondition]]) throws(CollectionError) -> Int {
+        if groups.count == 1 { return try count(where: groups[0]) }
+        try indexes.synchronize()
+        let bucket = self.name
+        let conditions = groups.flatMap { $0 }
+        if conditions.isEmpty { return groups.isEmpty ? 0 : try count }
+        return try indexes.state.withLock { (state) throws(CollectionError) -> Int in
+            guard let set = state.buckets[ExactString(bucket)] else {
+                throw .unknownIndex(bucket: bucket, name: conditions[0].indexName)
+            }
+            return try set.count(anyOf: groups)
+        }
+    }
+
     /// The change count and the selected keys (one more than the limit) under the index lock.
     private func selectRows(_ query: Query) throws(CollectionError) -> (UInt64, [(key: String, value: IndexValue?)]) {
         let bucket = self.name
@@ -61,9 +84,13 @@ extension Bucket {
         }
         if let selected { return selected }
         // A bucket without indexes can only be listed by key.
-        if let first = query.conditions.first { throw .unknownIndex(bucket: bucket, name: first.indexName) }
+        if let first = query.groups.lazy.flatMap({ $0 }).first {
+            throw .unknownIndex(bucket: bucket, name: first.indexName)
+        }
         if let order = query.order { throw .unknownIndex(bucket: bucket, name: order) }
         let changes = indexes.state.withLock { $0.changes }
+        // No group at all selects nothing; any other query here is of empty groups, met by every entry.
+        if query.groups.isEmpty { return (changes, []) }
         var keys = try keys()
         if query.descending { keys.reverse() }
         if let after = query.after?.key {

@@ -40,6 +40,7 @@ struct QueryModelTests {
             guard let value else { return false }
             switch condition {
             case .equal(_, let bound): return value == bound
+            case .notEqual(_, let bound): return value != bound
             case .less(_, let bound): return less(value, bound)
             case .lessOrEqual(_, let bound): return !less(bound, value)
             case .greater(_, let bound): return less(bound, value)

@@ -17,8 +17,12 @@ protocol AnyBucketIndex: AnyObject {
     /// Calls `visit` with the entries meeting `conditions` (all on this index) in index order,
     /// starting after `cursor` if given, until it returns false.
     func walk(_ conditions: [QueryCondition], descending: Bool, after cursor: QueryCursor?, _ visit: (UInt32) -> Bool)
-    /// The number of entries meeting `conditions` (all on this index), if they are ranges only.
+    /// The number of entries meeting `conditions` (all on this index), if they are ranges only
+    /// (less, greater, equal and not equal).
     func rangeCount(_ conditions: [QueryCondition]) -> Int?
+    /// Whether entry `a` comes before entry `b` in this index's order (by value, then by key);
+    /// both have a value in the index.
+    func precedes(_ a: UInt32, _ b: UInt32) -> Bool
     /// This index under another definition of the same type (to load without the unique check).
     func withDefinition(_ definition: IndexDefinition) -> any AnyBucketIndex
     /// Fills the empty index with (value, ID) pairs in one sort; returns two IDs that share a value
@@ -74,6 +78,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
     private static func meets(_ stored: K, _ condition: QueryCondition, type: IndexType) -> Bool {
         switch condition {
         case .equal(_, let value): return K(value, type: type).map { stored == $0 } ?? false
+        case .notEqual(_, let value): return K(value, type: type).map { stored != $0 } ?? true
         case .less(_, let value): return K(value, type: type).map { stored < $0 } ?? false
         case .lessOrEqual(_, let value): return K(value, type: type).map { stored <= $0 } ?? false
         case .greater(_, let value): return K(value, type: type).map { stored > $0 } ?? false
@@ -135,7 +140,7 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
                 if let key = key(value) { raise(key, true) } else { empty = true }
             case .prefix(_, let text):
                 if let key = K(.string(text), type: definition.type) { raise(key, true) } else { empty = true }
-            case .oneOf: break
+            case .oneOf, .notEqual: break
             }
         }
         return (lower, upper, empty)
@@ -167,20 +172,32 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
             return false
         }
         let cursorKey = cursor?.value.flatMap { K($0, type: type) }
+        // Values a not-equal condition leaves out are stepped over, not read one by one: the walk
+        // stops at the first element of one and starts again past its last.
+        let excluded = Self.excluded(conditions, type: type)
         if !descending {
             var from = lower.map { ordered.position(atOrAfter: $0.0, inclusive: $0.1) } ?? ordered.start
             if let cursor, let cursorKey {
                 let afterCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key, inclusive: false)
                 if afterCursor > from { from = afterCursor }
             }
-            ordered.forEachAscending(from: from, to: ordered.end) { key, id in
-                if Self.isAbove(key, upper) { return false }
-                // A prefix range ends at the first string without the prefix.
-                for condition in residual where !Self.meets(key, condition, type: type) {
-                    if case .prefix = condition { return false }
-                    return true
+            while true {
+                var skip: K?
+                ordered.forEachAscending(from: from, to: ordered.end) { key, id in
+                    if Self.isAbove(key, upper) { return false }
+                    if !excluded.isEmpty, excluded.contains(key) {
+                        skip = key
+                        return false
+                    }
+                    // A prefix range ends at the first string without the prefix.
+                    for condition in residual where !Self.meets(key, condition, type: type) {
+                        if case .prefix = condition { return false }
+                        return true
+                    }
+                    return visit(id)
                 }
-                return visit(id)
+                guard let skip else { return }
+                from = ordered.position(atOrAfter: skip, inclusive: false)
             }
         } else {
             var to = upper.map { ordered.position(atOrAfter: $0.0, inclusive: !$0.1) } ?? ordered.end
@@ -189,12 +206,31 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
                 let atCursor = ordered.position(atOrAfter: cursorKey, key: cursor.key, inclusive: true)
                 if atCursor < to { to = atCursor }
             }
-            ordered.forEachDescending(from: ordered.start, to: to) { key, id in
-                if Self.isBelow(key, lower) { return false }
-                for condition in residual where !Self.meets(key, condition, type: type) { return true }
-                return visit(id)
+            while true {
+                var skip: K?
+                ordered.forEachDescending(from: ordered.start, to: to) { key, id in
+                    if Self.isBelow(key, lower) { return false }
+                    if !excluded.isEmpty, excluded.contains(key) {
+                        skip = key
+                        return false
+                    }
+                    for condition in residual where !Self.meets(key, condition, type: type) { return true }
+                    return visit(id)
+                }
+                guard let skip else { return }
+                to = ordered.position(atOrAfter: skip, inclusive: true)
             }
         }
+    }
+
+    /// The values the not-equal conditions of `conditions` leave out (bounds not of the type leave
+    /// out nothing), each once.
+    private static func excluded(_ conditions: [QueryCondition], type: IndexType) -> [K] {
+        var values: [K] = []
+        for case .notEqual(_, let value) in conditions {
+            if let key = K(value, type: type), !values.contains(key) { values.append(key) }
+        }
+        return values
     }
 
     @_specialize(exported:false,where K == Int64)
@@ -209,7 +245,25 @@ final class BucketIndex<K: IndexKey>: AnyBucketIndex {
         if empty { return 0 }
         let from = lower.map { ordered.position(atOrAfter: $0.0, inclusive: $0.1) } ?? ordered.start
         let to = upper.map { ordered.position(atOrAfter: $0.0, inclusive: !$0.1) } ?? ordered.end
-        return ordered.distance(from: from, to: to)
+        var total = ordered.distance(from: from, to: to)
+        // Each value left out that lies in the range takes its elements away.
+        for value in Self.excluded(conditions, type: definition.type)
+        where !Self.isBelow(value, lower) && !Self.isAbove(value, upper) {
+            total -= ordered.distance(
+                from: ordered.position(atOrAfter: value, inclusive: true),
+                to: ordered.position(atOrAfter: value, inclusive: false))
+        }
+        return max(0, total)
+    }
+
+    @_specialize(exported:false,where K == Int64)
+    @_specialize(exported:false,where K == Double)
+    @_specialize(exported:false,where K == UTF8Key)
+    func precedes(_ a: UInt32, _ b: UInt32) -> Bool {
+        let first = ordered.value(of: a)
+        let second = ordered.value(of: b)
+        if let first, let second, first != second { return first < second }
+        return ordered.table.key(of: a).utf8.lexicographicallyPrecedes(ordered.table.key(of: b).utf8)
     }
 
     @_specialize(exported:false,where K == Int64)

@@ -23,7 +23,7 @@ final class BucketIndexSet: @unchecked Sendable {
     /// The indexes of ``arranged``, typed for the puts' and removals' calls.
     @exclusivity(unchecked) private var typed: [TypedBucketIndex] = []
     /// The indexes by name, typed for the queries' walks.
-    @exclusivity(unchecked) private var typedByName: [String: TypedBucketIndex] = [:]
+    @exclusivity(unchecked) private(set) var typedByName: [String: TypedBucketIndex] = [:]
     /// Whether any index is unique (a put of a set without one checks nothing).
     private var hasUniqueIndex = false
     /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
@@ -212,6 +212,7 @@ final class BucketIndexSet: @unchecked Sendable {
     /// than a page, to tell whether another page follows), with their ordering values where a
     /// cursor needs one: the last entry of a page (the one at `limit - 1`).
     func run(_ query: Query) throws(CollectionError) -> [(key: String, value: IndexValue?)] {
+        guard query.groups.count == 1 else { return try runAnyOf(query) }
         for condition in query.conditions where indexes[condition.indexName] == nil {
             throw .unknownIndex(bucket: bucket, name: condition.indexName)
         }
@@ -282,7 +283,7 @@ final class BucketIndexSet: @unchecked Sendable {
         return count
     }
 
-    private func meetsAll(_ id: UInt32, _ conditions: [QueryCondition]) -> Bool {
+    func meetsAll(_ id: UInt32, _ conditions: [QueryCondition]) -> Bool {
         conditions.allSatisfy { indexes[$0.indexName]?.meets(id, $0) ?? false }
     }
 }

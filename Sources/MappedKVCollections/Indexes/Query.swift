@@ -4,6 +4,10 @@ import Foundation
 public enum QueryCondition: Sendable, Equatable {
     /// The index's value equals the value.
     case equal(String, IndexValue)
+    /// The index's value differs from the value. As in SQL, an entry with no value for the index
+    /// (or a value not of the index's type) does not meet it: it is the complement of ``equal(_:_:)``
+    /// among the entries the index holds, not among all entries.
+    case notEqual(String, IndexValue)
     /// The index's value is below the value.
     case less(String, IndexValue)
     /// The index's value is at most the value.
@@ -20,17 +24,26 @@ public enum QueryCondition: Sendable, Equatable {
     /// The index the condition is on.
     public var indexName: String {
         switch self {
-        case .equal(let name, _), .less(let name, _), .lessOrEqual(let name, _), .greater(let name, _),
+        case .equal(let name, _), .notEqual(let name, _), .less(let name, _), .lessOrEqual(let name, _),
+            .greater(let name, _),
             .greaterOrEqual(let name, _), .prefix(let name, _), .oneOf(let name, _):
             name
         }
     }
 }
 
-/// A query over a bucket's entries: conditions that must all hold, an order, and a page.
+/// A query over a bucket's entries: which entries (an OR of groups of conditions, each group an
+/// AND), an order, and a page.
+///
+/// ``init(where:orderBy:descending:limit:after:)`` makes a query of one group, whose conditions must
+/// all hold; ``init(anyOf:orderBy:descending:limit:after:)`` makes one of several groups, of which an
+/// entry must meet at least one. The order, the limit, the cursor and counts work the same either way:
+/// each entry matched is in the results once, at its place in the order (ties by key), however many
+/// groups it meets.
 public struct Query: Sendable, Equatable {
-    /// The conditions, all of which an entry must meet.
-    public var conditions: [QueryCondition]
+    /// The groups of conditions: an entry is selected if it meets every condition of at least one
+    /// group. An empty group is met by every entry; no group at all is met by none.
+    public var groups: [[QueryCondition]]
     /// The index to order by, or nil to order by key. Entries with no value for it are left out.
     public var order: String?
     /// Whether the order is descending.
@@ -40,12 +53,35 @@ public struct Query: Sendable, Equatable {
     /// Where the previous page ended (its ``QueryPage/cursor``), to continue after it.
     public var after: QueryCursor?
 
-    /// Creates a query.
+    /// The conditions of a query of one group, all of which an entry must meet (empty for a query
+    /// of several groups or none). Setting it makes the query one group of these conditions.
+    public var conditions: [QueryCondition] {
+        get { groups.count == 1 ? groups[0] : [] }
+        set { groups = [newValue] }
+    }
+
+    /// Creates a query of one group: the entries meeting every condition of `conditions`.
     public init(
         where conditions: [QueryCondition] = [], orderBy order: String? = nil, descending: Bool = false,
         limit: Int? = nil, after: QueryCursor? = nil
     ) {
-        self.conditions = conditions
+        self.init(anyOf: [conditions], orderBy: order, descending: descending, limit: limit, after: after)
+    }
+
+    /// Creates a query of several groups: the entries meeting every condition of at least one group.
+    ///
+    /// ```swift
+    /// // likes > 100 OR (author = "ada" AND created >= start), newest first
+    /// let page = try posts.query(
+    ///     Query(anyOf: [[.greater("likes", .int(100))],
+    ///                   [.equal("author", .string("ada")), .greaterOrEqual("created", .date(start))]],
+    ///           orderBy: "created", descending: true, limit: 20))
+    /// ```
+    public init(
+        anyOf groups: [[QueryCondition]], orderBy order: String? = nil, descending: Bool = false,
+        limit: Int? = nil, after: QueryCursor? = nil
+    ) {
+        self.groups = groups
         self.order = order
         self.descending = descending
         self.limit = limit

@@ -6,10 +6,13 @@ import MappedKVCollections
 struct BucketQueryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "query",
-        abstract: "Print the entries of BUCKET that meet every --where, one JSON line each.",
+        abstract: "Print the entries of BUCKET that meet every --where (of one --or group), one JSON line each.",
         discussion: """
-            --where NAME OP VALUE, repeatable, ANDed: OP is =, <, <=, >, >=, prefix (strings) or in \
-            (VALUE a comma-separated list); VALUE is read as the index's type (dates in ISO 8601). \
+            --where NAME OP VALUE, repeatable, ANDed: OP is =, !=, <, <=, >, >=, prefix (strings) or in \
+            (VALUE a comma-separated list); VALUE is read as the index's type (dates in ISO 8601). != leaves \
+            out entries with no value for the index, as in SQL. --or between groups of --where ORs them: \
+            --where a = 1 --or --where b = 2 --where c > 3 means a = 1 OR (b = 2 AND c > 3); an entry \
+            meeting several groups is printed once. \
             --order NAME orders by an index (entries without a value for it are left out; ties by key), \
             otherwise by key. When more results remain after --limit, a last line #cursor<TAB>CURSOR \
             gives the --after of the next page. With --count, one number.
@@ -19,6 +22,7 @@ struct BucketQueryCommand: ParsableCommand {
     @Argument(help: "The bucket.") var bucket: String
     @Option(name: .customLong("where"), parsing: .upToNextOption, help: "NAME OP VALUE (repeatable).")
     var conditions: [String] = []
+    @Flag(name: .customLong("or"), help: "Between groups of --where: an entry may meet any group.") var or: Int
     @Option(name: .long, help: "The index to order by.") var order: String?
     @Flag(name: .long, help: "Descending order.") var desc = false
     @Option(name: .long, help: "At most N entries.") var limit: Int?
@@ -27,6 +31,7 @@ struct BucketQueryCommand: ParsableCommand {
 
     func validate() throws {
         if conditions.count % 3 != 0 { throw ValidationError("--where takes NAME OP VALUE") }
+        if or > 0 { _ = try BucketQueryGroups.split(Array(CommandLine.arguments.dropFirst()), parsed: conditions) }
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
         if let after, QueryCursor(after) == nil { throw ValidationError("--after is not a cursor this tool printed") }
     }
@@ -38,18 +43,25 @@ struct BucketQueryCommand: ParsableCommand {
         try reportingCollectionErrors {
             let types = Dictionary(
                 try handle.indexDefinitions().map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
-            var parsed: [QueryCondition] = []
-            for start in stride(from: 0, to: conditions.count, by: 3) {
-                parsed.append(
-                    try Self.condition(conditions[start], conditions[start + 1], conditions[start + 2], types))
+            let words =
+                or == 0
+                ? [conditions]
+                : try BucketQueryGroups.split(Array(CommandLine.arguments.dropFirst()), parsed: conditions)
+            var groups: [[QueryCondition]] = []
+            for group in words {
+                var parsed: [QueryCondition] = []
+                for start in stride(from: 0, to: group.count, by: 3) {
+                    parsed.append(try Self.condition(group[start], group[start + 1], group[start + 2], types))
+                }
+                groups.append(parsed)
             }
             if count {
-                print(try handle.count(where: parsed))
+                print(try handle.count(anyOf: groups))
                 return
             }
             let page = try handle.query(
                 Query(
-                    where: parsed, orderBy: order, descending: desc, limit: limit,
+                    anyOf: groups, orderBy: order, descending: desc, limit: limit,
                     after: after.flatMap(QueryCursor.init)))
             var output = ""
             for entry in page.entries { output += BucketJSON.line(entry) + "\n" }
@@ -80,13 +92,14 @@ struct BucketQueryCommand: ParsableCommand {
         }
         switch op {
         case "=", "==": return .equal(name, try value(text))
+        case "!=": return .notEqual(name, try value(text))
         case "<": return .less(name, try value(text))
         case "<=": return .lessOrEqual(name, try value(text))
         case ">": return .greater(name, try value(text))
         case ">=": return .greaterOrEqual(name, try value(text))
         case "prefix": return .prefix(name, text)
         case "in": return .oneOf(name, try text.split(separator: ",").map { try value(String($0)) })
-        default: throw ValidationError("OP is =, <, <=, >, >=, prefix or in, not \(op)")
+        default: throw ValidationError("OP is =, !=, <, <=, >, >=, prefix or in, not \(op)")
         }
     }
 }

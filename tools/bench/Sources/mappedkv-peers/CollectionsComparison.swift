@@ -22,6 +22,7 @@ struct CollectionsComparison {
         var pageNanoseconds: Double
         var pageEncodedNanoseconds: Double
         var countNanoseconds: Double
+        var eitherPageNanoseconds: Double
         var openNanoseconds: Double
         var indexBytesPerEntry: Double?
         /// The first page of keys after the open (MappedKV orders the bucket's keys in memory then).
@@ -123,6 +124,21 @@ struct CollectionsComparison {
             }
             guard count == 20 || total < 40 else { throw BenchError("\(design): a page of \(count)") }
         }
+        // An OR of two index ranges, a page of 20 by posted: likes in a window of 100 values (about
+        // 1% of the posts, spread over all times) OR posted in a window of 1,000 seconds at a random time.
+        var eitherSamples: [Double] = []
+        for _ in 0..<pageQueries {
+            let low = Int(generator.next() % 9_900)
+            let start = Self.base.addingTimeInterval(Double(generator.next() % UInt64(max(1, n - 1_000))))
+            var count = 0
+            eitherSamples.append(
+                try Clock.measure {
+                    count = try store.pageEither(
+                        likes: low...(low + 99), posted: start...start.addingTimeInterval(1_000), limit: 20
+                    ).count
+                })
+            guard count == 20 || total < 2_000 else { throw BenchError("\(design): an OR page of \(count)") }
+        }
         var countSamples: [Double] = []
         for _ in 0..<countQueries {
             let low = Int(generator.next() % 9_000)
@@ -154,7 +170,8 @@ struct CollectionsComparison {
             putNanoseconds: Statistics.median(putSamples), putEncodedNanoseconds: Statistics.median(putEncodedSamples),
             pageNanoseconds: Statistics.median(pageSamples),
             pageEncodedNanoseconds: Statistics.median(pageEncodedSamples),
-            countNanoseconds: Statistics.median(countSamples), openNanoseconds: openTime,
+            countNanoseconds: Statistics.median(countSamples),
+            eitherPageNanoseconds: Statistics.median(eitherSamples), openNanoseconds: openTime,
             indexBytesPerEntry: bytesPerEntry)
         round.firstKeysPageNanoseconds = firstKeysPageTime
         round.keysPageNanoseconds = Statistics.median(keysSamples)
@@ -199,6 +216,9 @@ struct CollectionsComparison {
             scale: 1_000)
         text += row(
             "page of 20, values decoded (JSONDecoder included)", { $0.pageNanoseconds }, unit: "us", scale: 1_000)
+        text += row(
+            "or page of 20: likes range OR posted range, by posted, values as stored", { $0.eitherPageNanoseconds },
+            unit: "us", scale: 1_000)
         text += row("count of a likes range", { $0.countNanoseconds }, unit: "us", scale: 1_000)
         text += row("keys page of 20 after a random key", { $0.keysPageNanoseconds }, unit: "us", scale: 1_000)
         text += row(
@@ -225,6 +245,7 @@ final class EmptyDesign: CollectionsDesign {
     func count(likesFrom low: Int, below high: Int) throws -> Int { 0 }
     func keysPage(after: String?, limit: Int) throws -> [String] { [] }
     func countAll() throws -> Int { 0 }
+    func pageEither(likes: ClosedRange<Int>, posted: ClosedRange<Date>, limit: Int) throws -> [[UInt8]] { [] }
     func close() throws {}
 }
 

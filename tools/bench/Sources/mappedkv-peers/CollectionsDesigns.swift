@@ -44,6 +44,9 @@ protocol CollectionsDesign: AnyObject {
     func keysPage(after: String?, limit: Int) throws -> [String]
     /// The number of posts in the bucket.
     func countAll() throws -> Int
+    /// A page of `limit` values as stored, oldest first, of the posts with likes in `likes` OR
+    /// posted in `posted` (both ranges inclusive).
+    func pageEither(likes: ClosedRange<Int>, posted: ClosedRange<Date>, limit: Int) throws -> [[UInt8]]
     func close() throws
 }
 
@@ -81,6 +84,17 @@ final class MappedKVCollectionsDesign: CollectionsDesign {
             .entries.map(\.value)
     }
 
+    func pageEither(likes: ClosedRange<Int>, posted: ClosedRange<Date>, limit: Int) throws -> [[UInt8]] {
+        let groups: [[QueryCondition]] = [
+            [
+                .greaterOrEqual("likes", .int(Int64(likes.lowerBound))),
+                .lessOrEqual("likes", .int(Int64(likes.upperBound))),
+            ],
+            [.greaterOrEqual("posted", .date(posted.lowerBound)), .lessOrEqual("posted", .date(posted.upperBound))],
+        ]
+        return try rawBucket.query(Query(anyOf: groups, orderBy: "posted", limit: limit)).entries.map(\.value)
+    }
+
     func count(likesFrom low: Int, below high: Int) throws -> Int {
         try bucket.count(where: [.greaterOrEqual("likes", .int(Int64(low))), .less("likes", .int(Int64(high)))])
     }
@@ -105,6 +119,7 @@ final class SQLiteCollectionsDesign: CollectionsDesign {
     private let countRange: OpaquePointer
     private let selectKeys: OpaquePointer
     private let countEntries: OpaquePointer
+    private let selectEither: OpaquePointer
     private let encoder = PostJSON.encoder()
     private let decoder = PostJSON.decoder()
     private static let metadata = Array(#"{"source":"bench"}"#.utf8)
@@ -141,6 +156,11 @@ final class SQLiteCollectionsDesign: CollectionsDesign {
         selectKeys = try SQLiteStore.prepare(
             db, "SELECT key FROM entries WHERE bucket = 'posts' AND key > ?1 ORDER BY key LIMIT ?2")
         countEntries = try SQLiteStore.prepare(db, "SELECT COUNT(*) FROM entries WHERE bucket = 'posts'")
+        selectEither = try SQLiteStore.prepare(
+            db,
+            "SELECT entries.value FROM posts_index JOIN entries ON entries.rowid = posts_index.rowid "
+                + "WHERE (posts_index.likes BETWEEN ?1 AND ?2) OR (posts_index.posted BETWEEN ?3 AND ?4) "
+                + "ORDER BY posts_index.posted LIMIT ?5")
     }
 
     private func step(_ statement: OpaquePointer, expecting expected: Int32, _ what: String) throws {
@@ -185,17 +205,33 @@ final class SQLiteCollectionsDesign: CollectionsDesign {
     }
 
     func pageEncoded(postedAfter after: Date, limit: Int) throws -> [[UInt8]] {
-        sqlite3_bind_int64(selectPage, 1, Int64((after.timeIntervalSince1970 * 1000).rounded()))
+        sqlite3_bind_int64(selectPage, 1, Self.milliseconds(after))
         sqlite3_bind_int64(selectPage, 2, Int64(limit))
-        defer { sqlite3_reset(selectPage) }
+        return try values(of: selectPage, "select page")
+    }
+
+    func pageEither(likes: ClosedRange<Int>, posted: ClosedRange<Date>, limit: Int) throws -> [[UInt8]] {
+        sqlite3_bind_int64(selectEither, 1, Int64(likes.lowerBound))
+        sqlite3_bind_int64(selectEither, 2, Int64(likes.upperBound))
+        sqlite3_bind_int64(selectEither, 3, Self.milliseconds(posted.lowerBound))
+        sqlite3_bind_int64(selectEither, 4, Self.milliseconds(posted.upperBound))
+        sqlite3_bind_int64(selectEither, 5, Int64(limit))
+        return try values(of: selectEither, "select either")
+    }
+
+    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The first column of every row of `statement` (bound), as bytes; resets it.
+    private func values(of statement: OpaquePointer, _ what: String) throws -> [[UInt8]] {
+        defer { sqlite3_reset(statement) }
         var values: [[UInt8]] = []
         while true {
-            let rc = sqlite3_step(selectPage)
+            let rc = sqlite3_step(statement)
             if rc == SQLITE_DONE { break }
-            guard rc == SQLITE_ROW, let bytes = sqlite3_column_blob(selectPage, 0) else {
-                throw SQLiteStore.failure(db, rc, "select page")
+            guard rc == SQLITE_ROW, let bytes = sqlite3_column_blob(statement, 0) else {
+                throw SQLiteStore.failure(db, rc, what)
             }
-            let count = Int(sqlite3_column_bytes(selectPage, 0))
+            let count = Int(sqlite3_column_bytes(statement, 0))
             values.append([UInt8](UnsafeRawBufferPointer(start: bytes, count: count)))
         }
         return values
@@ -235,7 +271,9 @@ final class SQLiteCollectionsDesign: CollectionsDesign {
     }
 
     func close() throws {
-        for statement in [begin, commit, upsertMain, upsertIndex, selectPage, countRange, selectKeys, countEntries] {
+        for statement in [
+            begin, commit, upsertMain, upsertIndex, selectPage, countRange, selectKeys, countEntries, selectEither,
+        ] {
             sqlite3_finalize(statement)
         }
         let rc = sqlite3_close(db)

@@ -17,17 +17,30 @@ final class BucketIndexSet: @unchecked Sendable {
     let table = KeyTable()
     private(set) var indexes: [String: any AnyBucketIndex] = [:] { didSet { arrange() } }
     private(set) var closures: [String: ClosureIndex] = [:] { didSet { arrange() } }
+    // Every access is under the mutex of ``CollectionIndexes/state``. Release builds skip the
+    // exclusivity checks on `typed` and `plan` (read by every put) and `typedByName` (by every
+    // query); debug builds keep them, so that the tests would catch an overlapping access.
+
     /// The indexes in the fixed order of ``values(of:key:)``, each with its closure if it has one
     /// (made again whenever `indexes` or `closures` change).
-    @exclusivity(unchecked) private var arranged: [(index: any AnyBucketIndex, closure: ClosureIndex?)] = []
+    private var arranged: [(index: any AnyBucketIndex, closure: ClosureIndex?)] = []
     /// The indexes of ``arranged``, typed for the puts' and removals' calls.
-    @exclusivity(unchecked) private var typed: [TypedBucketIndex] = []
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private var typed: [TypedBucketIndex] = []
     /// The indexes by name, typed for the queries' walks.
-    @exclusivity(unchecked) private(set) var typedByName: [String: TypedBucketIndex] = [:]
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private(set) var typedByName: [String: TypedBucketIndex] = [:]
     /// Whether any index is unique (a put of a set without one checks nothing).
     private var hasUniqueIndex = false
     /// How ``values(of:key:)`` reads the stored indexes of ``arranged``.
-    @exclusivity(unchecked) private var plan = ExtractionPlan([])
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private var plan = ExtractionPlan([])
     /// The bucket's keys in order, once a page of keys was asked for in this process (then kept
     /// by every put and removal, and rebuilt with the indexes).
     private(set) var keyOrder: KeyOrder?

@@ -20,12 +20,23 @@ import MappedKV
 final class KeyTable {
     private let hasher = KeyHasher()
 
-    // Unchecked exclusivity: a table is only used under the mutex of its ``CollectionIndexes``.
-    @exclusivity(unchecked) private(set) var keys: [String] = []
+    // A table is only used under the mutex of its ``CollectionIndexes``. Release builds skip the
+    // exclusivity checks on the arrays a put's ID lookup and a page's key reads touch (8 checks a
+    // put); debug builds keep them, so that the tests would catch an overlapping access.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private(set) var keys: [String] = []
     /// Each slot is the key's 32 hash bits over its ID + 1, or 0 when empty; the slot count is a
     /// power of two, at most 3/4 used.
-    @exclusivity(unchecked) private var slots: [UInt64] = []
-    @exclusivity(unchecked) private var free: [UInt32] = []
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private var slots: [UInt64] = []
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    private var free: [UInt32] = []
 
     /// The number of keys with an ID.
     private(set) var count = 0

@@ -45,16 +45,7 @@ extension BucketIndexSet {
         // Ordered by key: every match, once, sorted (as a query of one group ordered by key does).
         var keys: [String] = []
         forEachMatch(of: query.groups) { id in keys.append(table.key(of: id)) }
-        keys.sort {
-            query.descending ? $1.utf8.lexicographicallyPrecedes($0.utf8) : $0.utf8.lexicographicallyPrecedes($1.utf8)
-        }
-        if let after = query.after?.key {
-            keys = keys.filter {
-                query.descending
-                    ? $0.utf8.lexicographicallyPrecedes(after.utf8) : after.utf8.lexicographicallyPrecedes($0.utf8)
-            }
-        }
-        return keys.prefix(want).map { ($0, nil) }
+        return Self.keyOrderedPage(of: keys, for: query, want: want)
     }
 
     /// The number of entries meeting at least one of `groups`.

@@ -265,6 +265,15 @@ final class BucketIndexSet: @unchecked Sendable {
         } else {
             keys = Array(table.assignedKeys)
         }
+        return Self.keyOrderedPage(of: keys, for: query, want: want)
+    }
+
+    /// The page of a query ordered by key, from every matching key (in any order): sorted by their
+    /// UTF-8 bytes in the query's direction, after its cursor, the first `want` of them.
+    static func keyOrderedPage(
+        of keys: [String], for query: Query, want: Int
+    ) -> [(key: String, value: IndexValue?)] {
+        var keys = keys
         keys.sort {
             query.descending ? $1.utf8.lexicographicallyPrecedes($0.utf8) : $0.utf8.lexicographicallyPrecedes($1.utf8)
         }

@@ -38,11 +38,24 @@ struct StressTests {
     func stress(
         _ root: String, _ arguments: [String], operations: Int, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> Summary {
-        let result = try CLI.succeed(["stress", "--root", root] + arguments, sourceLocation: sourceLocation)
-        let summary = try #require(Summary(result.stdout), "no summary line: \(result)", sourceLocation: sourceLocation)
-        #expect(summary.violations == 0, "\(result)", sourceLocation: sourceLocation)
+        let result = try CLI.run(["stress", "--root", root] + arguments)
+        // A failed run keeps its store and the children's journals outside the test's temporary
+        // directory (which is removed), so that what went wrong can be read afterwards.
+        let kept = result.succeeded ? nil : Self.keep(root)
+        let detail = "\(result)" + (kept.map { "\nstore and journals kept in \($0)" } ?? "")
+        #expect(result.succeeded, "expected success: \(detail)", sourceLocation: sourceLocation)
+        let summary = try #require(Summary(result.stdout), "no summary line: \(detail)", sourceLocation: sourceLocation)
+        #expect(summary.violations == 0, "\(detail)", sourceLocation: sourceLocation)
         #expect(summary.operations == operations, "\(result)", sourceLocation: sourceLocation)
         return summary
+    }
+
+    /// Copies `root` to a new folder in the system's temporary directory and returns its path;
+    /// nil if the copy failed.
+    static func keep(_ root: String) -> String? {
+        let kept = FileManager.default.temporaryDirectory
+            .appendingPathComponent("mappedkv-stress-failure-\(UUID().uuidString)").path
+        return (try? FileManager.default.copyItem(atPath: root, toPath: kept)) == nil ? nil : kept
     }
 
     @Test("4 processes of 300 mixed operations on a plain store: no violations")

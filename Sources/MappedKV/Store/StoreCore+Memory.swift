@@ -23,9 +23,12 @@ extension StoreCore {
         let before = observed
         if isMultiProcess { _ = try takeLock(files, .shared) }
         defer { if isMultiProcess { releaseLock(.shared) } }
-        // The signal goes up before the reload publishes the new stamp (Sharing/ObservedStamp.swift).
-        let moved = isMultiProcess && files.metaStamp() != before
-        if moved { signal.pending.store(true, ordering: .sequentiallyConsistent) }
+        // The stamp is published after the signal goes up (Sharing/ObservedStamp.swift).
+        publishesObserved = false
+        defer {
+            publishesObserved = true
+            publishObserved()
+        }
         try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))  // adopt clears the flag
         if isMultiProcess && observed != before {
             pendingChanges.append(ExternalChange(storeID: location.id, kind: .reloaded, sequence: meta.sequence))

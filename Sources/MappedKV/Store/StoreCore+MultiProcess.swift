@@ -121,11 +121,14 @@ extension StoreCore {
         let stamp = files.metaStamp()
         let fileSize = try files.currentDataFileSize()
         guard stamp != observed || fileSize != files.dataFileSize else { return }
-        // Raised before the tail decode or the reload publishes the new stamp, so that a read that
+        // The stamp caught up to is published after the signal below is raised, so that a read that
         // checks the published stamp without the mutex and finds it current also finds the signal
-        // (Sharing/ObservedStamp.swift). Raised with nothing pending, if this throws, it costs a
-        // delivery that finds nothing.
-        signal.pending.store(true, ordering: .sequentiallyConsistent)
+        // (Sharing/ObservedStamp.swift).
+        publishesObserved = false
+        defer {
+            publishesObserved = true
+            publishObserved()
+        }
         let change: ExternalChange.Kind
         var records: [ExternalChange.Record]?  // nil: everything may have changed
         if stamp.sequence == observed.sequence, fileSize == files.dataFileSize, let tail = loadTail(files, stamp) {
@@ -138,6 +141,7 @@ extension StoreCore {
         logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
         pendingChanges.append(
             ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, records: records))
+        signal.pending.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// Decodes just the records another process appended, if the new bytes extend the old CRC to

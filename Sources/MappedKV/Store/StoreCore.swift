@@ -78,10 +78,13 @@ final class StoreCore {
     @exclusivity(unchecked)
     #endif
     var observed = MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0) {
-        didSet { if !isMemoryReleased { observedStamp.publish(observed) } }
+        didSet { publishObserved() }
     }
     /// ``observed``, published for reads that check it without the mutex (Sharing/ObservedStamp.swift).
     let observedStamp: ObservedStamp
+    /// False while a catch-up runs: it publishes the stamp it caught up to only after it has raised
+    /// the change signal, so that a read that finds the published stamp current finds the signal too.
+    var publishesObserved = true
 
     /// Why the store is closed, once it is.
     var closedReason: String?
@@ -97,7 +100,7 @@ final class StoreCore {
     var recoveryReport: RecoveryReport?
     /// Whether ``releaseMemory()`` dropped the mirror and index; the next access reloads them.
     var isMemoryReleased = false {
-        didSet { if isMemoryReleased { observedStamp.withdraw() } else { observedStamp.publish(observed) } }
+        didSet { if isMemoryReleased { observedStamp.withdraw() } else { publishObserved() } }
     }
     /// How many compactions to make room this instance has done (they grow the reserve, FORMAT.md 2.10).
     var compactionsForRoom = 0
@@ -163,6 +166,11 @@ final class StoreCore {
         isMemoryReleased = false
         if let report = state.recovery { recoveryReport = report }
         if state.needsRewrite { try writeRecovery(files) }
+    }
+
+    /// Publishes ``observed`` unless a catch-up is under way or the memory is released.
+    func publishObserved() {
+        if publishesObserved && !isMemoryReleased { observedStamp.publish(observed) }
     }
 
     /// Closes the files; later calls fail with ``MappedKVError/closed(_:)``.

@@ -3,7 +3,8 @@
 // Every ```swift block of README.md, docs/*.md and the DocC catalogs becomes a program in a scratch
 // package that depends on this one by path, as a user's would; the package is built and each
 // program is run in a fresh directory, and must exit 0. A block marked `<!-- partial -->` on the
-// line before it is a fragment and is skipped.
+// line before it is a fragment and is skipped. A block marked `<!-- file: PATH -->` must equal the
+// file PATH, which the integration packages build and run.
 
 import Foundation
 import Testing
@@ -54,16 +55,33 @@ struct DocumentationExampleTests {
             ```sh
             ls
             ```
+            <!-- file: Integrations/app/main.swift -->
+            ```swift
+            app()
+            ```
             """
         let blocks = SwiftExample.blocks(in: markdown, document: "X.md")
-        #expect(blocks.map(\.line) == [1, 5])
-        #expect(blocks.map(\.isPartial) == [false, true])
+        #expect(blocks.map(\.line) == [1, 5, 12])
+        #expect(blocks.map(\.isPartial) == [false, true, false])
+        #expect(blocks.map(\.copiedFile) == [nil, nil, "Integrations/app/main.swift"])
         #expect(blocks.first?.code == "print(1)\n")
+    }
+
+    @Test func everyBlockMarkedAsACopyEqualsItsFile() throws {
+        for example in try Self.examples() {
+            guard let path = example.copiedFile else { continue }
+            let file = Self.packageRoot.appendingPathComponent(path)
+            let text = try? String(contentsOf: file, encoding: .utf8)
+            #expect(text != nil, "\(example.document):\(example.line) copies \(path), which does not exist")
+            if let text {
+                #expect(text == example.code, "\(example.document):\(example.line) differs from \(path)")
+            }
+        }
     }
 
     @Test(.timeLimit(.minutes(30)))
     func everyCompleteSwiftBlockBuildsAndRuns() throws {
-        let examples = try Self.examples().filter { !$0.isPartial }
+        let examples = try Self.examples().filter { !$0.isPartial && $0.copiedFile == nil }
         try #require(!examples.isEmpty, "no complete Swift example in \(Self.documents)")
         let directory = Self.packageRoot.appendingPathComponent(".build-examples")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

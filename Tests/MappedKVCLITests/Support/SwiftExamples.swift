@@ -2,7 +2,10 @@
 //
 // Invariant: every ```swift block of a document is an example, complete and runnable as a
 // `main.swift`, unless the line just before it is `<!-- partial -->`: then it is a fragment and is
-// skipped, so no block escapes the check by accident.
+// skipped, so no block escapes the check by accident. A block whose line before is
+// `<!-- file: PATH -->` is a copy of the file PATH (relative to the package root), which another
+// package builds and runs (an app on a server framework the core does not depend on): the block must
+// equal that file, so the document cannot drift from the code that is compiled.
 
 import Foundation
 
@@ -16,6 +19,8 @@ struct SwiftExample: Sendable {
     var code: String
     /// Whether the block is marked as a fragment.
     var isPartial: Bool
+    /// The file the block copies, relative to the package root, when it is marked as a copy.
+    var copiedFile: String? = nil
 
     /// The name of the executable target that builds it.
     var targetName: String {
@@ -46,9 +51,19 @@ struct SwiftExample: Sendable {
             examples.append(
                 SwiftExample(
                     document: document, line: opening + 1, code: body.joined(separator: "\n") + "\n",
-                    isPartial: previous == "<!-- partial -->"))
+                    isPartial: previous == "<!-- partial -->", copiedFile: copiedFile(marker: previous)))
         }
         return examples
+    }
+
+    /// The path named by a `<!-- file: PATH -->` marker, or nil when `marker` is not one.
+    static func copiedFile(marker: String) -> String? {
+        let prefix = "<!-- file: "
+        let suffix = " -->"
+        guard marker.hasPrefix(prefix), marker.hasSuffix(suffix), marker.count > prefix.count + suffix.count else {
+            return nil
+        }
+        return String(marker.dropFirst(prefix.count).dropLast(suffix.count)).trimmingCharacters(in: .whitespaces)
     }
 }
 

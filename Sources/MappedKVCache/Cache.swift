@@ -170,7 +170,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// nil if it has expired.
     func memoryLifetime(expiry: UInt64?) -> Duration?? {
         guard let expiry else { return .some(nil) }
-        let now = disk.configuration.clock.now()
+        let now = disk.clock.now()
         guard expiry > now else { return nil }
         return expiry - now > UInt64(Int64.max / 1_000_000) ? .some(nil) : .milliseconds(Int64(expiry - now))
     }

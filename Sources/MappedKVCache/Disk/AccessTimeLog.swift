@@ -63,7 +63,7 @@ extension DiskCache {
 
     /// Writes the access times this process has noticed to the manifest now.
     public func flushAccessTimes() throws(CacheError) {
-        let now = configuration.clock.now()
+        let now = clock.now()
         let due = accessTimes.withLock { $0.takeAll(now: now) }
         try write(accessTimes: due)
     }

@@ -27,7 +27,7 @@ extension DiskCache {
     /// ``values(forKeys:)`` describes.
     func lookUp(_ keys: [String]) throws(CacheError) -> [String: ManifestLookup.Found] {
         let keys = try Self.validatedUnique(keys)
-        let now = configuration.clock.now()
+        let now = clock.now()
         var storeKeys = PackedKeys(reservingCapacity: keys.count, bytesPerKey: 32)
         Self.entryPrefix.withUnsafeBytes { prefix in
             for key in keys { storeKeys.append(prefix, key) }

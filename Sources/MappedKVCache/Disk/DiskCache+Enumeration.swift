@@ -24,7 +24,7 @@ extension DiskCache {
     /// - Throws: a ``CacheError`` if the manifest cannot be read, or what `body` throws (which
     ///   ends the walk).
     public func forEachEntry(includingValues: Bool = false, _ body: (DiskCacheEntryInfo) throws -> Void) throws {
-        let now = configuration.clock.now()
+        let now = clock.now()
         for entry in try snapshot().entries {
             guard let record = entry.record, !record.isExpired(at: now) else { continue }
             var info = DiskCacheEntryInfo(entry, record: record)

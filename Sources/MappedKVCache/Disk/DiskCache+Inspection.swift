@@ -62,7 +62,7 @@ extension DiskCache {
 
     /// Every entry that has not expired, least recently used first.
     public func entries() throws(CacheError) -> [DiskCacheEntryInfo] {
-        let now = configuration.clock.now()
+        let now = clock.now()
         return try snapshot().entries.compactMap { entry in
             guard let record = entry.record, !record.isExpired(at: now) else { return nil }
             return DiskCacheEntryInfo(entry, record: record)

@@ -34,17 +34,17 @@ extension DiskCache {
         whileRecorded: (() -> Void)?, excluding excluded: UInt64? = nil
     ) throws(CacheError) {
         try Self.validate(key)
-        let timeToLive = timeToLive ?? configuration.defaultTimeToLive
+        let timeToLive = timeToLive ?? defaultTimeToLive
         guard value.count <= RecordLimits.maximumValueLength / 2 else {
             throw .invalidArgument(reason: "a value of \(value.count) bytes is too large for the cache")
         }
-        let now = configuration.clock.now()
+        let now = clock.now()
         let expiry = timeToLive.map { ttl in
             let (expiry, overflow) = now.addingReportingOverflow(ttl.cacheMilliseconds)
             return overflow ? UInt64.max : expiry  // a time to live too long to express: never
         }
         let crc = value.withUnsafeBytes { CRC32.update(0, $0) }
-        let inline = value.count <= configuration.inlineThreshold
+        let inline = value.count <= inlineThreshold
         let name = inline ? nil : FileNames.random()
         let hook = hasFaultHook.load(ordering: .relaxed) ? faultHook.withLock { $0 } : nil
         let halfway = hook.map { hook in { hook(.writingTemporaryFile) } }

@@ -81,7 +81,7 @@ extension DiskCache {
     /// The trim itself, under `trim.lock`.
     func applyLimits(_ limits: DiskCacheLimits) throws(CacheError) -> DiskCacheTrimReport {
         try flushAccessTimes()
-        let now = configuration.clock.now()
+        let now = clock.now()
         let files = self.files
         let (report, doomed, removed) = try exclusively {
             transaction -> (DiskCacheTrimReport, [String], (evicted: [String], expired: [String])) in

@@ -36,6 +36,13 @@ public final class DiskCache: Sendable {
     /// ``DiskCacheConfiguration/accessTimeFlushInterval`` in milliseconds, converted once (the
     /// conversion cost a get about 240 instructions).
     let accessTimeFlushMilliseconds: UInt64
+    /// The configuration's clock, kept apart so that a read or a set asks it without going through
+    /// the whole configuration.
+    let clock: CacheClock
+    /// The configuration's ``DiskCacheConfiguration/inlineThreshold``, kept apart likewise.
+    let inlineThreshold: Int
+    /// The configuration's ``DiskCacheConfiguration/defaultTimeToLive``, kept apart likewise.
+    let defaultTimeToLive: Duration?
     let backgroundTrim = Mutex<Task<Void, Never>?>(nil)
     /// Held by a background trim turn; true once the cache is closed (see ``close()``).
     let backgroundTurn = Mutex<Bool>(false)
@@ -67,6 +74,9 @@ public final class DiskCache: Sendable {
         }
         self.directory = directory
         self.configuration = configuration
+        self.clock = configuration.clock
+        self.inlineThreshold = configuration.inlineThreshold
+        self.defaultTimeToLive = configuration.defaultTimeToLive
         var logger = logger ?? Logger(label: "MappedKVCache", factory: { _ in SwiftLogNoOpLogHandler() })
         logger[metadataKey: "cache"] = "\(directory)"
         self.logger = logger

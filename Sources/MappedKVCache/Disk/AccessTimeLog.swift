@@ -6,48 +6,87 @@ import MappedKVFormat
 /// A read records its key's time here; the times are written (under one exclusive lock) once
 /// ``DiskCacheConfiguration/accessTimeFlushInterval`` has passed since the last write, so the
 /// LRU order the manifest holds is at most that much behind this process's reads.
-struct AccessTimeLog: Sendable {
-    /// Accesses in the order they happened: an append per read, no hashing. A key may appear
-    /// more than once; the latest time wins. Entries that were set, removed or replaced since need
-    /// no forgetting: an entry's LRU time is the later of its modification and its access, and a
-    /// time for a key with no entry is never written.
-    private var log: [(key: String, time: UInt64)] = []
+struct AccessTimeLog: ~Copyable {
+    /// Accesses in the order they happened, already in the encoding of an ``AccessTimeBatch``
+    /// (`varint(key length) key varint(time)` each), in `bytes[0..<count]` of a buffer this log
+    /// owns: a read writes its key's bytes and its time in place, keeps no string and leaves
+    /// nothing to encode when the log is written. (A log of strings and times cost each read about
+    /// 100 instructions to note and 170 more to encode at the flush; appending the encoding to an
+    /// array, 360 to note.) A key may appear more than once; the latest time wins. Entries that
+    /// were set, removed or replaced since need no forgetting: an entry's LRU time is the later of
+    /// its modification and its access, and a time for a key with no entry is never written.
+    private var bytes: UnsafeMutableRawPointer
+    private var count = 0
+    private var capacity: Int
     /// When the pending times were last written.
     var lastFlush: UInt64
 
-    /// How many accesses are kept before they are written regardless of the interval.
-    static let capacity = 65_536
+    /// How many bytes of accesses are kept before they are written regardless of the interval
+    /// (about 65,000 accesses of 8-byte keys).
+    static let limit = 1 << 20
 
-    init(lastFlush: UInt64) { self.lastFlush = lastFlush }
+    init(lastFlush: UInt64) {
+        self.lastFlush = lastFlush
+        capacity = 4_096
+        bytes = .allocate(byteCount: capacity, alignment: 1)
+    }
+
+    deinit { bytes.deallocate() }
+
+    /// The pending accesses, as a batch's encoding.
+    private var encoded: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: bytes, count: count) }
 
     /// The latest pending access time per key.
     var pending: [String: UInt64] {
         var latest: [String: UInt64] = [:]
-        latest.reserveCapacity(log.count)
-        for (key, time) in log { latest[key] = max(latest[key] ?? 0, time) }
+        AccessTimeBatch.decodeEntries(encoded) { key, time in latest[key] = max(latest[key] ?? 0, time) }
         return latest
     }
 
-    mutating func forgetAll() { log = [] }
+    mutating func forgetAll() { count = 0 }
 
-    /// Records an access; returns the accesses to write now, if the interval has passed or the log is full.
-    mutating func note(_ key: String, at now: UInt64, interval: UInt64) -> [(key: String, time: UInt64)]? {
-        log.append((key, now))
+    /// Records an access; returns the accesses to write now (a batch's encoding), if the interval
+    /// has passed or the log is full.
+    mutating func note(_ key: String, at now: UInt64, interval: UInt64) -> [UInt8]? {
+        // Read in place where the string allows it, with no copy of the string to retain.
+        if key.utf8.withContiguousStorageIfAvailable({ append(key: UnsafeRawBufferPointer($0)) }) == nil {
+            var key = key
+            key.withUTF8 { append(key: UnsafeRawBufferPointer($0)) }
+        }
+        count += Varint.write(now, to: bytes + count)
         let (due, overflow) = lastFlush.addingReportingOverflow(interval)
         // An interval past the end of time: written only when full, on trim or on close.
-        guard log.count >= Self.capacity || (!overflow && now >= due) else { return nil }
+        guard count >= Self.limit || (!overflow && now >= due) else { return nil }
         return takeAll(now: now)
     }
 
-    /// Every pending access, in order (a key may repeat; the latest time wins), which are no longer
-    /// pending. Not coalesced here: a batch may repeat a key, and whoever reads it keeps the latest.
-    mutating func takeAll(now: UInt64) -> [(key: String, time: UInt64)] {
+    /// Every pending access, in order, as a batch's encoding (a key may repeat; the latest time
+    /// wins); they are no longer pending.
+    mutating func takeAll(now: UInt64) -> [UInt8] {
         lastFlush = now
-        let taken = log
-        // A fresh buffer of the same capacity: the log refills to about the same length, and
-        // growing it again from empty through every power of two cost each read about 40 instructions.
-        log.removeAll(keepingCapacity: true)
+        let taken = Array(encoded)
+        count = 0
         return taken
+    }
+
+    /// Appends a key's length and bytes, with room for the time after them.
+    private mutating func append(key utf8: UnsafeRawBufferPointer) {
+        // At most 10 bytes for each varint.
+        reserve(utf8.count + 20)
+        count += Varint.write(UInt64(utf8.count), to: bytes + count)
+        if let source = utf8.baseAddress { (bytes + count).copyMemory(from: source, byteCount: utf8.count) }
+        count += utf8.count
+    }
+
+    /// Makes room for `more` bytes after the pending ones.
+    private mutating func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        let grown = max(capacity * 2, count + more)
+        let moved = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 1)
+        moved.copyMemory(from: bytes, byteCount: count)
+        bytes.deallocate()
+        bytes = moved
+        capacity = grown
     }
 }
 
@@ -70,9 +109,8 @@ extension DiskCache {
 
     /// Writes `due` as one batch record (`t:<random>`): one manifest write per flush, however many
     /// keys were read. Every ``batchLimit`` batches, the batches are merged into one.
-    private func write(accessTimes due: [(key: String, time: UInt64)]) throws(CacheError) {
-        guard !due.isEmpty else { return }
-        let batch = AccessTimeBatch.encode(due)
+    private func write(accessTimes batch: [UInt8]) throws(CacheError) {
+        guard !batch.isEmpty else { return }
         try exclusively { transaction in
             try transaction.set(batch, forKey: AccessTimeBatch.key(FileNames.random()))
             let count = (try transaction.value(forKey: AccessTimeBatch.countKey, as: UInt64.self) ?? 0) + 1
@@ -146,12 +184,19 @@ enum AccessTimeBatch {
     static func decode(_ payload: UnsafeRawBufferPointer, _ body: (String, UInt64) -> Void) {
         var cursor = ByteCursor(payload)
         guard let length = try? cursor.readVarint64(), length == UInt64(cursor.remaining) else { return }
+        decodeEntries(UnsafeRawBufferPointer(rebasing: payload[cursor.position...]), body)
+    }
+
+    /// Calls `body` for every key and time in a batch's encoding (without the payload's length);
+    /// stops at the first malformed entry.
+    static func decodeEntries(_ entries: UnsafeRawBufferPointer, _ body: (String, UInt64) -> Void) {
+        var cursor = ByteCursor(entries)
         while !cursor.isAtEnd {
             guard let keyLength = try? cursor.readVarint64(), keyLength <= UInt64(cursor.remaining) else { return }
             let start = cursor.position
             cursor.position += Int(keyLength)
             guard let time = try? cursor.readVarint64() else { return }
-            body(String(decoding: payload[start..<(start + Int(keyLength))], as: UTF8.self), time)
+            body(String(decoding: entries[start..<(start + Int(keyLength))], as: UTF8.self), time)
         }
     }
 }

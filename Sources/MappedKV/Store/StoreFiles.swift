@@ -244,8 +244,14 @@ final class StoreFiles {
 
     /// Tells other processes that the data file was resized: increments `meta`'s sequence (a meta
     /// that keeps one, version 1 on) and stores it, so that they remap before reading on.
+    ///
+    /// A write-back journal still on disk is stale here (the caller holds the exclusive lock or
+    /// owns the store, and has loaded or caught up, which finishes an interrupted write-back and
+    /// deletes its journal), so it is deleted first: the increment could otherwise bring the
+    /// sequence to that journal's marker (docs/FORMAT.md 8.4).
     func announceResize(_ meta: inout MetaInfo) {
         guard meta.version >= .sequence else { return }
+        if Directory.fileExists(location.journalPath) { try? removeJournal() }
         meta.sequence &+= 1
         writeSequence(meta.sequence)
     }

@@ -63,7 +63,13 @@ final class StressWorker {
             store = try MappedKV(
                 id: settings.id, directory: settings.root,
                 configuration: Configuration(
-                    isMultiProcess: true, cryptKey: settings.cryptKey, processLock: settings.processLock))
+                    isMultiProcess: true, cryptKey: settings.cryptKey,
+                    // Kills never need a lossy recovery; one that happens is written to this
+                    // child's standard error (kept in --root) for the failure report.
+                    recoveryHandler: { event in
+                        printError("stress-child \(getpid()): damage: \(event)")
+                        return RecoveryDecision.default(for: event)
+                    }, processLock: settings.processLock))
         } catch {
             try fail("child \(settings.child): opening the store failed: \(error)")
         }

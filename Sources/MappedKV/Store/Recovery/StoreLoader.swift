@@ -154,30 +154,51 @@ enum StoreLoader {
         case redo(WriteBackJournal)
     }
 
-    /// Decides from the meta whether a journal's write-back may be incomplete. It may be when the
-    /// meta carries the marker sequence and either its CRC and size are the old or the new ones,
-    /// or any other byte of the struct differs from the new meta (the whole-struct store was cut
-    /// short). A finished write-back followed by appends differs from the new meta only in its
-    /// CRC and size, which appends change and nothing else does.
+    /// Decides from the meta whether a journal's write-back may be incomplete.
+    ///
+    /// From the marker (step 3) to the end of the final meta's store (step 7) the writer changes
+    /// the meta's CRC and size only by storing the new ones over the old, so an interrupted
+    /// write-back leaves each of their bytes equal to the old value's or the new value's byte at
+    /// that place (a store cut short mixes the two; docs/FORMAT.md 8.4). Then it is redone.
+    /// Anything else means the region was appended to after the meta reached the marker
+    /// sequence: the write-back completed and its journal could not be deleted (every byte of the
+    /// struct but the CRC and size is the new meta's), or the journal is stale, left by a process
+    /// killed before it stored the marker, and the sequence reached the marker later through
+    /// another change (a growth's increment, another writer's). Redoing it would roll the store
+    /// back to the journal's copy and lose every write since, so it is ignored.
     static func journalAction(_ journal: WriteBackJournal?, files: StoreFiles) -> JournalAction {
         guard let journal else { return .ignore }
         let stamp = files.metaStamp()
         guard stamp.sequence == journal.markerSequence else { return .ignore }
-        if stamp.crcDigest == journal.base.crcDigest || stamp.crcDigest == journal.meta.crcDigest,
-            stamp.actualSize == journal.base.actualSize || stamp.actualSize == journal.meta.actualSize
-        {
-            return .redo(journal)
-        }
-        let stored = files.metaFileBytes
-        guard stored.count >= MetaInfo.size else { return .redo(journal) }
-        let final = journal.meta.serialized
+        let final = journal.meta
+        let completed = completedThenAppended(stored: files.metaFileBytes, final: final.serialized)
+        if completed, stamp.crcDigest != final.crcDigest || stamp.actualSize != final.actualSize { return .ignore }
+        guard bytewiseMix(stamp.crcDigest, of: journal.base.crcDigest, final.crcDigest),
+            bytewiseMix(stamp.actualSize, of: journal.base.actualSize, final.actualSize)
+        else { return .ignore }
+        return .redo(journal)
+    }
+
+    /// Whether the stored meta struct equals `final` in every byte but the CRC and the size.
+    private static func completedThenAppended(stored: UnsafeRawBufferPointer, final: [UInt8]) -> Bool {
+        guard stored.count >= MetaInfo.size else { return false }
         let appendFields = [
             MetaInfo.Offset.crcDigest..<(MetaInfo.Offset.crcDigest + 4),
             MetaInfo.Offset.actualSize..<(MetaInfo.Offset.actualSize + 4),
         ]
         for offset in 0..<MetaInfo.size where !appendFields.contains(where: { $0.contains(offset) }) {
-            if stored[offset] != final[offset] { return .redo(journal) }
+            if stored[offset] != final[offset] { return false }
         }
-        return .ignore
+        return true
+    }
+
+    /// Whether each byte of `value` is the byte of `old` or of `new` at the same place: what a
+    /// store of `new` over `old` leaves, whole or cut short.
+    private static func bytewiseMix(_ value: UInt32, of old: UInt32, _ new: UInt32) -> Bool {
+        (0..<4).allSatisfy { byte in
+            let shift = UInt32(byte * 8)
+            let part = (value >> shift) & 0xFF
+            return part == (old >> shift) & 0xFF || part == (new >> shift) & 0xFF
+        }
     }
 }

@@ -3,7 +3,6 @@ import PackageDescription
 
 let package = Package(
     name: "vapor-mappedkv",
-    platforms: [.macOS(.v13)],
     products: [
         .library(name: "VaporMappedKV", targets: ["VaporMappedKV"]),
         .executable(name: "VaporMappedKVExample", targets: ["VaporMappedKVExample"]),

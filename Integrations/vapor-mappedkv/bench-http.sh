@@ -6,7 +6,8 @@
 #
 #     ./bench-http.sh [rounds] [seconds per run]      # needs wrk: apt-get install -y wrk
 #
-# Set CPUS to pin the app and wrk (default: the app on CPU 0, wrk on CPU 1).
+# APP_CPU and WRK_CPU pin the app and wrk (default: the app on CPU 0, wrk on CPU 1); SCRATCH_PATH
+# names the build folder (default .build).
 set -euo pipefail
 cd "$(dirname "$0")"
 ROUNDS=${1:-5}
@@ -16,8 +17,9 @@ WRK_CPU=${WRK_CPU:-1}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 
 echo "== building the example app in release"
-nice -n 19 swift build -c release --product VaporMappedKVExample
-BIN="$(swift build -c release --show-bin-path)/VaporMappedKVExample"
+SCRATCH_PATH=${SCRATCH_PATH:-.build}
+nice -n 19 swift build -c release --scratch-path "$SCRATCH_PATH" --product VaporMappedKVExample
+BIN="$(swift build -c release --scratch-path "$SCRATCH_PATH" --show-bin-path)/VaporMappedKVExample"
 
 WORK=$(mktemp -d)
 LOG="$WORK/app.log"

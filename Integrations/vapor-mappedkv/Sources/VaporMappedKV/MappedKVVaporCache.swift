@@ -18,7 +18,7 @@ import Vapor
 /// Each call reads or writes the directory's memory-mapped manifest on the calling thread (a few
 /// microseconds; values larger than the directory's inline threshold, 20 KiB by default, are a file
 /// read) and completes its future at once.
-public struct MappedKVVaporCache: Cache, Sendable {
+public struct MappedKVVaporCache: Vapor.Cache, Sendable {
     /// The entries, under the cache's key prefix.
     let entries: JSONEntries
     /// The loop the returned futures belong to.
@@ -69,8 +69,8 @@ public struct MappedKVVaporCache: Cache, Sendable {
             }
             let timeToLive: Duration? =
                 switch lifetime {
-                case .lasting(let duration): duration
-                default: nil
+                case .some(.lasting(let duration)): duration
+                case .some(.over), .none: nil
                 }
             try entries.set(value, forKey: key, timeToLive: timeToLive)
         }

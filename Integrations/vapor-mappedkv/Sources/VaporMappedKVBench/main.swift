@@ -75,7 +75,7 @@ var samples: [Round] = []
 for _ in 0..<rounds {
     let round = try loop.submit { () throws -> Round in
         var driverFound = 0
-        let driver = try nanosecondsPerCall(iterations) {
+        let driver = nanosecondsPerCall(iterations) {
             cache.get("profile", as: Profile.self).assumeIsolated().whenSuccess { value in
                 if value != nil { driverFound += 1 }
             }

@@ -7,11 +7,11 @@ import Foundation
 import Synchronization
 
 /// The example app, started as a child process serving on 127.0.0.1.
-final class ExampleAppProcess: Sendable {
+final class ExampleAppProcess {
     /// The child.
     private let process: Process
     /// Everything the child printed so far, for the port and for failure messages.
-    private let output: Mutex<String>
+    private let output: PrintedText
     /// The port the app bound.
     let port: Int
 
@@ -41,10 +41,14 @@ final class ExampleAppProcess: Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        let output = Mutex("")
+        let output = PrintedText()
         pipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            if !data.isEmpty { output.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil  // the end of the output: stop listening
+                return
+            }
+            output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
         self.process = process
@@ -52,11 +56,11 @@ final class ExampleAppProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         var port: Int?
         while port == nil {
-            port = output.withLock { Self.boundPort(in: $0) }
+            port = output.text.withLock { Self.boundPort(in: $0) }
             if port == nil {
                 guard process.isRunning, ContinuousClock.now < deadline else {
                     if process.isRunning { process.terminate() }
-                    let printed = output.withLock { $0 }
+                    let printed = output.text.withLock { $0 }
                     throw ExampleAppError("the example app did not report its port; it printed:\n\(printed)")
                 }
                 Thread.sleep(forTimeInterval: 0.02)  // polling the child's output, with a deadline
@@ -69,7 +73,7 @@ final class ExampleAppProcess: Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// What the child printed so far.
-    var printed: String { output.withLock { $0 } }
+    var printed: String { output.text.withLock { $0 } }
 
     /// Ends the child: SIGTERM, then SIGKILL after five seconds.
     func stop() {
@@ -89,6 +93,12 @@ final class ExampleAppProcess: Sendable {
         guard !digits.isEmpty, !rest.isEmpty else { return nil }  // wait until the line is complete
         return Int(digits)
     }
+}
+
+/// What a child printed, appended by the pipe's reader and read by the test.
+final class PrintedText: Sendable {
+    /// The text so far.
+    let text = Mutex("")
 }
 
 /// A failure to run the example app.

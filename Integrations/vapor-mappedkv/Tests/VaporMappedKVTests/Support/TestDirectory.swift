@@ -35,7 +35,7 @@ final class ManualClock: Sendable {
 
     /// The clock to give a `DiskCacheConfiguration`.
     var cacheClock: CacheClock {
-        CacheClock { [milliseconds] in milliseconds.load(ordering: .relaxed) }
+        CacheClock { self.milliseconds.load(ordering: .relaxed) }
     }
 
     /// Moves the clock forward by `seconds`.

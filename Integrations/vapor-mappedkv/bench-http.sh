@@ -7,7 +7,7 @@
 #     ./bench-http.sh [rounds] [seconds per run]      # needs wrk: apt-get install -y wrk
 #
 # APP_CPU and WRK_CPU pin the app and wrk (default: the app on CPU 0, wrk on CPU 1); SCRATCH_PATH
-# names the build folder (default .build).
+# names the build folder (default .build); APP_BINARY runs a binary built elsewhere instead.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROUNDS=${1:-5}
@@ -16,10 +16,14 @@ APP_CPU=${APP_CPU:-0}
 WRK_CPU=${WRK_CPU:-1}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 
-echo "== building the example app in release"
-SCRATCH_PATH=${SCRATCH_PATH:-.build}
-nice -n 19 swift build -c release --scratch-path "$SCRATCH_PATH" --product VaporMappedKVExample
-BIN="$(swift build -c release --scratch-path "$SCRATCH_PATH" --show-bin-path)/VaporMappedKVExample"
+if [ -n "${APP_BINARY:-}" ]; then
+    BIN="$APP_BINARY"
+else
+    echo "== building the example app in release"
+    SCRATCH_PATH=${SCRATCH_PATH:-.build}
+    nice -n 19 swift build -c release --scratch-path "$SCRATCH_PATH" --product VaporMappedKVExample
+    BIN="$(swift build -c release --scratch-path "$SCRATCH_PATH" --show-bin-path)/VaporMappedKVExample"
+fi
 
 WORK=$(mktemp -d)
 LOG="$WORK/app.log"

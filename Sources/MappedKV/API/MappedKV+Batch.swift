@@ -16,7 +16,7 @@ extension MappedKV {
     /// - Returns: how many keys were present and removed.
     @discardableResult
     public func removeValues(forKeys keys: [String]) throws(MappedKVError) -> Int {
-        metrics?.removes.increment()
+        metrics?.countRemove()
         return try withCore { (core) throws(MappedKVError) -> Int in try core.removeValues(forKeys: keys) }
     }
 

@@ -46,7 +46,7 @@ extension MappedKV {
     private func setPayload<N: PayloadCodable & Sendable>(
         _ value: N, forKey key: String, expiresAfter duration: Duration
     ) throws(MappedKVError) {
-        metrics?.sets.increment()
+        metrics?.countSet()
         let seconds = MappedKV.expirySeconds(duration)
         try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key, expiresAfter: seconds) }
     }

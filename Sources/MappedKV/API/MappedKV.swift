@@ -103,7 +103,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// - Throws: ``MappedKVError/invalidKey(_:)`` for an empty key or one over 16 KiB,
     ///   ``MappedKVError/valueTooLarge(size:)`` for 2 GiB or more, or an I/O error.
     public func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws(MappedKVError) {
-        metrics?.sets.increment()
+        metrics?.countSet()
         try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key) }
     }
 
@@ -115,19 +115,19 @@ public final class MappedKV: KeyValueAccess, Sendable {
     public func value<V: PayloadCodable & Sendable>(
         forKey key: String, as type: V.Type = V.self
     ) throws(MappedKVError) -> V? {
-        metrics?.gets.increment()
+        metrics?.countGet()
         return try withCore { (core) throws(MappedKVError) -> V? in try core.value(forKey: key, as: V.self) }
     }
 
     /// The stored payload bytes of `key` (the type-specific encoding of docs/FORMAT.md 2.5), or nil.
     public func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
-        metrics?.gets.increment()
+        metrics?.countGet()
         return try withCore { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
     }
 
     /// Removes `key`; removing an absent key does nothing.
     public func removeValue(forKey key: String) throws(MappedKVError) {
-        metrics?.removes.increment()
+        metrics?.countRemove()
         try withCore { (core) throws(MappedKVError) in try core.removeValue(forKey: key) }
     }
 
@@ -204,7 +204,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     public func set<V: PayloadCodable & Sendable>(
         _ value: V, forKey key: String, expiresAfter duration: Duration
     ) throws(MappedKVError) {
-        metrics?.sets.increment()
+        metrics?.countSet()
         let seconds = MappedKV.expirySeconds(duration)
         try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key, expiresAfter: seconds) }
     }

@@ -40,6 +40,21 @@ final class StoreMetrics: Sendable {
         reloads = options.counter("store.reloads", [("change", "reloaded")])
     }
 
+    // Each count is a call, never inlined: a caller on a hot path then holds a test of its
+    // optional and a call, and stays small enough to be inlined where it was (inlined, swift-metrics'
+    // generic `increment` kept the store's typed getters from inlining their specialized get).
+
+    /// Counts a get on the handle.
+    @inline(never) func countGet() { gets.increment() }
+    /// Counts a set on the handle.
+    @inline(never) func countSet() { sets.increment() }
+    /// Counts a removal on the handle.
+    @inline(never) func countRemove() { removes.increment() }
+    /// Counts a committed write batch on the handle.
+    @inline(never) func countBatch() { batches.increment() }
+    /// Counts a write-back.
+    @inline(never) func countWriteBack() { writeBacks.increment() }
+
     /// Counts a catch-up with other processes' writes.
     func countCatchUp(_ change: ExternalChange.Kind) {
         switch change {

@@ -13,6 +13,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // API only: the caches and the store report through it when asked to (a metrics label prefix).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         // Documentation only: `swift package generate-documentation`; no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -50,6 +52,7 @@ let package = Package(
                 "MappedKVFormat",
                 "MappedKVCrypto",
                 "MappedKVIO",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -61,6 +64,7 @@ let package = Package(
                 "MappedKVCrypto",
                 "MappedKVFormat",
                 "MappedKVIO",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -91,15 +95,25 @@ let package = Package(
         .testTarget(name: "MappedKVIOTests", dependencies: ["MappedKVIO"]),
         .testTarget(
             name: "MappedKVCacheTests",
-            dependencies: ["MappedKVCache", "MappedKV", "MappedKVFormat", "MappedKVIO"]),
+            dependencies: [
+                "MappedKVCache", "MappedKV", "MappedKVFormat", "MappedKVIO",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(
             name: "MappedKVCollectionsTests", dependencies: ["MappedKVCollections", "MappedKV", "MappedKVFormat"]),
         .testTarget(
-            name: "MappedKVTests", dependencies: ["MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO"]),
+            name: "MappedKVTests",
+            dependencies: [
+                "MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(
             name: "MappedKVCLITests",
             dependencies: [
                 "mappedkv", "MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVFormat",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
     ]
 )

@@ -11,7 +11,10 @@ extension Cache {
     @inlinable
     public func value(forKey key: String) async throws -> Value? {
         try catchUp()
-        if let value = memory.value(forKey: key) { return value }
+        if let value = memory.value(forKey: key) {
+            metrics?.countMemoryHit()
+            return value
+        }
         guard let fill = try await offPool({ try self.fillFromDisk(forKey: key) }) else { return nil }
         return keep(fill, forKey: key)
     }

@@ -17,6 +17,7 @@ extension Cache {
         for key in keys where found[key] == nil {
             if let value = memory.value(forKey: key) { found[key] = value } else { missing.append(key) }
         }
+        metrics?.countMemory(hits: found.count, misses: missing.count)
         guard !missing.isEmpty else { return found }
         let before = missing.map { invalidations.value(for: $0) }
         let hits = try disk.lookUp(missing)

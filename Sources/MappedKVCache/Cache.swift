@@ -50,6 +50,8 @@ public final class Cache<Value: Sendable>: Sendable {
     let externalChanges: ExternalChangeObservation
     /// This cache's listener token in the process-wide ``CacheChangeHub``.
     let hubToken: UInt64
+    /// The disk side's metrics, through which this cache reports its memory tier; nil reports nothing.
+    @usableFromInline let metrics: CacheMetrics?
 
     /// Opens the disk side in `directory` and creates an empty memory side.
     ///
@@ -62,16 +64,22 @@ public final class Cache<Value: Sendable>: Sendable {
     ///   - serializer: how values become bytes.
     ///   - memoryClock: the memory side's clock (see ``MemoryCache``); tests inject one.
     ///   - logger: where the disk side logs; nil logs nothing.
+    ///
+    /// With ``DiskCacheConfiguration/metrics`` set, the memory tier's hits, misses and evictions
+    /// are reported under the same options as the disk side's (`tier` `memory`).
     public init(
         directory: String, memoryLimits: MemoryCacheLimits = MemoryCacheLimits(count: 1_000),
         diskConfiguration: DiskCacheConfiguration = DiskCacheConfiguration(),
         serializer: some CacheSerializer<Value>, memoryClock: MemoryCacheClock = .coarse, logger: Logger? = nil
     ) throws(CacheError) {
         let observers = self.observers
+        let disk = try DiskCache(directory: directory, configuration: diskConfiguration, logger: logger)
+        let metrics = disk.metrics
         self.memory = MemoryCache(limits: memoryLimits, clock: memoryClock) { key, _, reason in
+            metrics?.countEviction(reason)
             observers.tell(CacheEvent(reason == .expired ? .didExpire : .didEvict, key: key, tier: .memory))
         }
-        let disk = try DiskCache(directory: directory, configuration: diskConfiguration, logger: logger)
+        self.metrics = metrics
         self.disk = disk
         self.manifest = disk.manifest
         self.serializer = serializer
@@ -96,7 +104,10 @@ public final class Cache<Value: Sendable>: Sendable {
         // (unspecialized, a memory hit cost 17x a `MemoryCache` hit in the cache bench); the
         // catch-up and the disk read are calls.
         try catchUp()
-        if let value = memory.value(forKey: key) { return value }
+        if let value = memory.value(forKey: key) {
+            metrics?.countMemoryHit()
+            return value
+        }
         guard let fill = try fillFromDisk(forKey: key) else { return nil }
         return keep(fill, forKey: key)
     }
@@ -126,6 +137,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// The caller keeps it, then calls ``dropIfRaced(_:since:)`` with ``DiskFill/counter``.
     @usableFromInline
     func fillFromDisk(forKey key: String) throws -> DiskFill<Value>? {
+        metrics?.countMemory(hits: 0, misses: 1)  // a get calls this after a miss in memory
         let counter = invalidations.value(for: key)
         guard let found = try disk.lookUp(key, withExtendedData: false) else { return nil }
         let value = try decodeOrRemove(found.value, forKey: key)

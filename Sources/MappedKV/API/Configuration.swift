@@ -55,6 +55,10 @@ public struct Configuration: Sendable {
     /// ``ProcessLock/sharedMemory`` lock, which MMKV processes cannot share. Ignored in
     /// single-process mode, where no other process can have the store open.
     public var processLock: ProcessLock
+    /// Report operations, write-backs, reloads and damage through swift-metrics under these
+    /// options' label prefix (see ``MetricsOptions``); nil, the default, reports nothing and
+    /// creates no metric.
+    public var metrics: MetricsOptions?
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,
     /// creating it if it does not exist.
@@ -62,8 +66,9 @@ public struct Configuration: Sendable {
         isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
         cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
         comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true,
-        processLock: ProcessLock = .flock, storeKind: StoreKind? = nil
+        processLock: ProcessLock = .flock, storeKind: StoreKind? = nil, metrics: MetricsOptions? = nil
     ) {
+        self.metrics = metrics
         self.processLock = processLock
         self.storeKind = storeKind
         self.isReadOnly = isReadOnly

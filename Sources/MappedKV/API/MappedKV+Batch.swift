@@ -16,7 +16,8 @@ extension MappedKV {
     /// - Returns: how many keys were present and removed.
     @discardableResult
     public func removeValues(forKeys keys: [String]) throws(MappedKVError) -> Int {
-        try withCore { (core) throws(MappedKVError) -> Int in try core.removeValues(forKeys: keys) }
+        metrics?.countRemove()
+        return try withCore { (core) throws(MappedKVError) -> Int in try core.removeValues(forKeys: keys) }
     }
 
     /// Copies every live key of `source` into this store in one write, replacing keys both have

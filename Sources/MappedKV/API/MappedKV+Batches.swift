@@ -35,6 +35,7 @@ extension MappedKV {
             result = try body(batch)
         }
         var operations = batch.takeOperations()
+        metrics?.countBatch()
         try withCore { (core) throws(MappedKVError) in
             defer { core.keepSpareBatch(&operations) }
             _ = try core.applyBatch(operations)

@@ -46,6 +46,7 @@ extension MappedKV {
     private func setPayload<N: PayloadCodable & Sendable>(
         _ value: N, forKey key: String, expiresAfter duration: Duration
     ) throws(MappedKVError) {
+        metrics?.countSet()
         let seconds = MappedKV.expirySeconds(duration)
         try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key, expiresAfter: seconds) }
     }

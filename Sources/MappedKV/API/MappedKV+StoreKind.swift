@@ -20,7 +20,11 @@ extension MappedKV {
     /// nothing, when the kinds differ.
     func openAsConfiguredKind() throws(MappedKVError) {
         guard let kind = configuration.storeKind else {
-            if let found = try string(forKey: StoreKind.kindKey) {
+            // Read through the core: the open's own read is not one of the caller's operations.
+            let found = try withCore { (core) throws(MappedKVError) -> String? in
+                try core.value(forKey: StoreKind.kindKey, as: String.self)
+            }
+            if let found {
                 throw .wrongStoreKind(id: location.id, expected: nil, found: found)
             }
             if let keyExpiry = configuration.keyExpiry { try applyKeyExpiryAtOpen(keyExpiry) }

@@ -46,10 +46,12 @@ extension MappedKV {
     /// Calls `body` with the bytes value of `key` in place if the key is present.
     @usableFromInline
     func lendBytes(forKey key: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(MappedKVError) {
+        metrics?.countGet()
         _ = try withCore { (core) throws(MappedKVError) -> Bool in try core.withBytes(forKey: key, body) != nil }
     }
     /// Stores a bytes value under `key` (specialized here, like the getters).
     public func set(_ bytes: [UInt8], forKey key: String) throws(MappedKVError) {
+        metrics?.countSet()
         try withCore { (core) throws(MappedKVError) in try core.set(bytes, forKey: key) }
     }
     /// The bytes value of `key` as `Data`, or nil.

@@ -25,6 +25,8 @@ public final class MappedKV: KeyValueAccess, Sendable {
     public let configuration: Configuration
     /// The process's one instance of these files, shared with every other handle on them.
     let shared: SharedStore
+    /// This handle's metrics, when ``Configuration/metrics`` asks for them; nil reports nothing.
+    let metrics: StoreMetrics?
     private let isClosed = Atomic<Bool>(false)
 
     /// A logger that discards everything: the default when none is injected.
@@ -51,7 +53,10 @@ public final class MappedKV: KeyValueAccess, Sendable {
         logger[metadataKey: "store"] = "\(id)"
         self.location = location
         self.configuration = configuration
-        self.shared = try StoreRegistry.open(location, configuration: configuration, logger: logger)
+        self.shared = try StoreRegistry.open(
+            location, configuration: StoreMetrics.countingDamage(configuration), logger: logger)
+        self.metrics = configuration.metrics.map(StoreMetrics.init)
+        if let metrics { shared.core.withLock { core in core.metrics = core.metrics ?? metrics } }
         do {
             try openAsConfiguredKind()
         } catch {
@@ -98,6 +103,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// - Throws: ``MappedKVError/invalidKey(_:)`` for an empty key or one over 16 KiB,
     ///   ``MappedKVError/valueTooLarge(size:)`` for 2 GiB or more, or an I/O error.
     public func set<V: PayloadCodable & Sendable>(_ value: V, forKey key: String) throws(MappedKVError) {
+        metrics?.countSet()
         try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key) }
     }
 
@@ -109,16 +115,19 @@ public final class MappedKV: KeyValueAccess, Sendable {
     public func value<V: PayloadCodable & Sendable>(
         forKey key: String, as type: V.Type = V.self
     ) throws(MappedKVError) -> V? {
-        try withCore { (core) throws(MappedKVError) -> V? in try core.value(forKey: key, as: V.self) }
+        metrics?.countGet()
+        return try withCore { (core) throws(MappedKVError) -> V? in try core.value(forKey: key, as: V.self) }
     }
 
     /// The stored payload bytes of `key` (the type-specific encoding of docs/FORMAT.md 2.5), or nil.
     public func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
-        try withCore { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
+        metrics?.countGet()
+        return try withCore { (core) throws(MappedKVError) -> [UInt8]? in try core.payload(forKey: key) }
     }
 
     /// Removes `key`; removing an absent key does nothing.
     public func removeValue(forKey key: String) throws(MappedKVError) {
+        metrics?.countRemove()
         try withCore { (core) throws(MappedKVError) in try core.removeValue(forKey: key) }
     }
 
@@ -195,6 +204,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     public func set<V: PayloadCodable & Sendable>(
         _ value: V, forKey key: String, expiresAfter duration: Duration
     ) throws(MappedKVError) {
+        metrics?.countSet()
         let seconds = MappedKV.expirySeconds(duration)
         try withCore { (core) throws(MappedKVError) in try core.set(value, forKey: key, expiresAfter: seconds) }
     }

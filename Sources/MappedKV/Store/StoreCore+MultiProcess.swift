@@ -138,6 +138,7 @@ extension StoreCore {
             try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))
             change = .reloaded
         }
+        metrics?.countCatchUp(change)
         logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
         pendingChanges.append(
             ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, records: records))

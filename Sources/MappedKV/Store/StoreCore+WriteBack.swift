@@ -115,6 +115,7 @@ extension StoreCore {
     /// removal. A failure before the marker changes nothing; after it, the store closes and the
     /// next load (in any process) finishes the write-back from the journal.
     func commit(_ files: StoreFiles, _ journal: WriteBackJournal, staleEnd: Int, sync: Bool) throws(MappedKVError) {
+        metrics?.countWriteBack()
         try files.writeJournal(journal, sync: sync)
         do {
             if journal.fileSize > UInt64(files.dataFileSize) { try files.resizeData(to: Int(journal.fileSize)) }

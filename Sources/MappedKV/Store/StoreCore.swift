@@ -106,6 +106,9 @@ final class StoreCore {
     var compactionsForRoom = 0
     /// The emptied buffers of the last write batch, for the next one (``takeSpareBatch()``).
     var spareBatch = BatchOperations()
+    /// Where write-backs and catch-ups are counted: the metrics of the first handle in this
+    /// process that asked for them (``Configuration/metrics``); nil counts nothing.
+    var metrics: StoreMetrics?
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.

@@ -73,6 +73,11 @@ extension DiskCache {
             }
             noteAccess(key, at: now)
         }
+        if let metrics {
+            // The keys of `notBytes` went through the single read, which counted them.
+            let hits = found.count - notBytes.count(where: { found[keys[$0]] != nil })
+            metrics.countDisk(hits: hits, misses: keys.count - notBytes.count - hits)
+        }
         return found
     }
 

@@ -28,6 +28,7 @@ extension DiskCache {
     func account(_ delta: CacheCounts, after counts: CacheCounts) throws(CacheError) -> Bool {
         let updated = CacheCounts(count: counts.count + delta.count, bytes: counts.bytes + delta.bytes)
         try totals.write(updated)
+        metrics?.record(updated)
         return exceedsLimits(updated)
     }
 

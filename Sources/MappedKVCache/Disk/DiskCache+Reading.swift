@@ -73,6 +73,7 @@ extension DiskCache {
         let found: ManifestLookup.Found
         switch consume lookup {
         case nil:
+            metrics?.countDisk(hits: 0, misses: 1)
             return nil
         case .inline(let inline):
             found = inline
@@ -80,15 +81,18 @@ extension DiskCache {
             guard let record = CacheEntryRecord(decoding: raw), let name = record.fileName,
                 let bytes = try files.read(name, expecting: record)
             else {
+                metrics?.countDisk(hits: 0, misses: 1)
                 try drop(key, ifStill: raw)
                 return nil
             }
             found = ManifestLookup.Found(
                 value: bytes, modified: record.modified, expiry: record.expiry, extendedData: record.extendedData)
         case .unusable(let raw):
+            metrics?.countDisk(hits: 0, misses: 1)
             try drop(key, ifStill: raw)
             return nil
         }
+        metrics?.countDisk(hits: 1, misses: 0)
         noteAccess(key, at: now)
         return found
     }

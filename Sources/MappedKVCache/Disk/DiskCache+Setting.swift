@@ -119,6 +119,7 @@ extension DiskCache {
         // Totals not taken from the manifest yet: counted now, with the new record in.
         let counts: CacheCounts
         if let updated { counts = updated } else { counts = try currentCounts() }
+        metrics?.record(counts)
         return (old?.fileName, exceedsLimits(counts))
     }
 

@@ -83,6 +83,7 @@ extension DiskCache {
         try flushAccessTimes()
         let now = clock.now()
         let files = self.files
+        var evicted: [DiskEvictionReason: Int] = [:]  // for the metrics
         let (report, doomed, removed) = try exclusively {
             transaction -> (DiskCacheTrimReport, [String], (evicted: [String], expired: [String])) in
             var report = DiskCacheTrimReport()
@@ -103,17 +104,20 @@ extension DiskCache {
             for entry in snapshot.entries {
                 guard let record = entry.record else {
                     remove(entry)
+                    evicted[.damaged, default: 0] += 1
                     report.damagedEntries += 1
                     continue
                 }
                 if record.isExpired(at: now) {
                     remove(entry)
                     removed.expired.append(entry.key)
+                    evicted[.expired, default: 0] += 1
                     report.removedEntries += 1
                     report.removedBytes += record.size
                 } else if oldest.map({ entry.lastAccess < $0 }) == true {
                     remove(entry)
                     removed.evicted.append(entry.key)
+                    evicted[.age, default: 0] += 1
                     report.removedEntries += 1
                     report.removedBytes += record.size
                 } else {
@@ -132,6 +136,7 @@ extension DiskCache {
                 let size = entry.record?.size ?? 0
                 remove(entry)
                 removed.evicted.append(entry.key)
+                evicted[overCount ? .count : overBytes ? .bytes : .freeSpace, default: 0] += 1
                 report.removedEntries += 1
                 report.removedBytes += size
                 bytes -= size
@@ -140,6 +145,7 @@ extension DiskCache {
             }
             try manifest.removeValues(forKeys: removals)
             try totals.write(CacheCounts(count: kept.count - first, bytes: bytes))
+            metrics?.record(CacheCounts(count: kept.count - first, bytes: bytes))
             // Orphans: files no record names. Renames into files/ happen under this same lock.
             let referenced = Set(kept[first...].compactMap { $0.record?.fileName })
             let alreadyDoomed = Set(doomed)
@@ -150,6 +156,7 @@ extension DiskCache {
             return (report, doomed, removed)
         }
         for name in doomed { files.remove(name) }
+        metrics?.countTrim(evicted)
         if !removed.evicted.isEmpty || !removed.expired.isEmpty {
             CacheChangeHub.post(.trimmed(evicted: removed.evicted, expired: removed.expired), in: hubDirectory)
         }

@@ -56,6 +56,8 @@ public final class DiskCache: Sendable {
     let faultHook = Mutex<(@Sendable (CacheFaultPoint) -> Void)?>(nil)
     /// Whether ``faultHook`` holds a hook: a set reads the mutex only when it does.
     let hasFaultHook = Atomic<Bool>(false)
+    /// The metrics ``DiskCacheConfiguration/metrics`` asks for, made at open; nil reports nothing.
+    let metrics: CacheMetrics?
 
     /// The manifest store's ID inside the directory.
     static let manifestID = "manifest"
@@ -87,6 +89,7 @@ public final class DiskCache: Sendable {
         self.manifest = try Self.openManifest(in: directory, configuration: configuration, logger: logger)
         self.accessTimes = Mutex(AccessTimeLog(lastFlush: configuration.clock.now()))
         self.accessTimeFlushMilliseconds = configuration.accessTimeFlushInterval.cacheMilliseconds
+        self.metrics = configuration.metrics.map(CacheMetrics.init)
         if let interval = configuration.trimInterval { startBackgroundTrim(every: interval) }
     }
 
@@ -222,6 +225,7 @@ public final class DiskCache: Sendable {
             let trash = try files.moveFilesToTrash()
             try transaction.clearAll()
             try totals.write(CacheCounts(count: 0, bytes: 0))
+            metrics?.record(CacheCounts(count: 0, bytes: 0))
             return trash
         }
         accessTimes.withLock { $0.forgetAll() }

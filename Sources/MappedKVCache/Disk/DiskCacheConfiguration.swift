@@ -84,13 +84,19 @@ public struct DiskCacheConfiguration: Sendable {
     /// nothing), or move it aside with the value files and start empty (see
     /// ``DiskCacheDamagedManifestPolicy``).
     public var onDamagedManifest: DiskCacheDamagedManifestPolicy = .refuse
+    /// Report hits, misses, evictions, trims and the directory's totals through swift-metrics
+    /// under these options' label prefix (see `MetricsOptions`); a ``Cache`` reports its memory
+    /// tier under the same options. Nil, the default, reports nothing and creates no metric.
+    public var metrics: MetricsOptions?
 
     /// Creates a configuration: no limits, 20 KiB inline threshold, plain, a periodic trim every 60 s.
     public init(
         limits: DiskCacheLimits = DiskCacheLimits(), inlineThreshold: Int = 20 * 1024, cryptKey: CryptKey? = nil,
         trimInterval: Duration? = .seconds(60), accessTimeFlushInterval: Duration = .seconds(1),
-        defaultTimeToLive: Duration? = nil, clock: CacheClock = .system, processLock: ProcessLock = .sharedMemory
+        defaultTimeToLive: Duration? = nil, clock: CacheClock = .system, processLock: ProcessLock = .sharedMemory,
+        metrics: MetricsOptions? = nil
     ) {
+        self.metrics = metrics
         self.processLock = processLock
         self.defaultTimeToLive = defaultTimeToLive
         self.limits = limits

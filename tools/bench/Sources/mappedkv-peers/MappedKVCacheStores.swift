@@ -7,7 +7,8 @@ final class MappedKVDiskCache: BenchDiskCache {
     let cache: DiskCache
 
     init(directory: String) throws {
-        cache = try DiskCache(directory: directory, configuration: DiskCacheConfiguration())
+        cache = try DiskCache(
+            directory: directory, configuration: DiskCacheConfiguration(metrics: BenchMetrics.options))
     }
 
     // Not inlined, like MappedKVStore's setters: out of line they are plain direct calls from the
@@ -59,7 +60,9 @@ enum TieredCacheWorkloads {
         precondition(data.memoryKeys.count >= 2 * n && data.values.count >= n)
         let keys = data.memoryKeys
         let values = data.values
-        let cache = try Cache<[UInt8]>(directory: "\(directory)/tiered", memoryLimits: MemoryCacheLimits(count: n))
+        let cache = try Cache<[UInt8]>(
+            directory: "\(directory)/tiered", memoryLimits: MemoryCacheLimits(count: n),
+            diskConfiguration: DiskCacheConfiguration(metrics: BenchMetrics.options))
         defer { cache.close() }
         for i in 0..<n { try cache.set(values[i], forKey: keys[i]) }
         for i in 0..<n { try cache.set(values[i], forKey: keys[n + i]) }

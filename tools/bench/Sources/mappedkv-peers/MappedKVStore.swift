@@ -8,19 +8,19 @@ protocol MappedKVVariant {
 
 /// Single-process, unencrypted: the configuration `mappedkv bench` uses by default.
 enum PlainVariant: MappedKVVariant {
-    static var configuration: Configuration { Configuration() }
+    static var configuration: Configuration { Configuration(metrics: BenchMetrics.options) }
 }
 
 /// Multi-process mode: every write takes the flock, every read compares the meta stamp
 /// (`mappedkv bench --multi-process`).
 enum MultiProcessVariant: MappedKVVariant {
-    static var configuration: Configuration { Configuration(isMultiProcess: true) }
+    static var configuration: Configuration { Configuration(isMultiProcess: true, metrics: BenchMetrics.options) }
 }
 
 /// AES-128-CFB, single-process (`mappedkv bench --crypt-key bench-key`).
 enum EncryptedVariant: MappedKVVariant {
     static let key = CryptKey(Array("bench-key".utf8), aes256: false)
-    static var configuration: Configuration { Configuration(cryptKey: key) }
+    static var configuration: Configuration { Configuration(cryptKey: key, metrics: BenchMetrics.options) }
 }
 
 /// MappedKV opened as `Variant` says.

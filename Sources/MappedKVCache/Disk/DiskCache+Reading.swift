@@ -37,9 +37,14 @@ extension DiskCache {
         if let failure { throw .store(failure) }
         if let served {
             noteAccess(key, at: now)
+            metrics?.countDisk(hits: 1, misses: 0)
             return served
         }
-        return needsLookUp ? try lookUp(key, withExtendedData: false)?.value : nil
+        guard needsLookUp else {
+            metrics?.countDisk(hits: 0, misses: 1)
+            return nil
+        }
+        return try lookUp(key, withExtendedData: false)?.value
     }
 
     /// The entry of `key` with its metadata, or nil on a miss.

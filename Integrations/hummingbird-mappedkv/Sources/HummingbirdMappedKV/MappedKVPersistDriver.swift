@@ -73,7 +73,8 @@ public final class MappedKVPersistDriver: PersistDriver {
     /// Stores `value` under `key` unless a live value is there already.
     ///
     /// - Parameter expires: how long the value lives; nil for ever.
-    /// - Throws: `PersistError.duplicate` if `key` holds a live value (in any process); an
+    /// - Throws: `PersistError.duplicate` if `key` holds a live value (in any process) or one this
+    ///   driver did not write; an
     ///   `EncodingError` if `value` does not encode as JSON; ``MappedKVError`` for a key the store
     ///   refuses (empty, over 16 KiB, or starting with U+0001) or a value too large.
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
@@ -81,9 +82,9 @@ public final class MappedKVPersistDriver: PersistDriver {
         let json = try JSONEncoder().encode(value)
         let created = try await store.withExclusiveLock { transaction in
             let now = self.now()
-            if let existing = try transaction.bytes(forKey: key) {
-                let alive = existing.withUnsafeBytes { PersistEnvelope.parse($0)?.isAlive(at: now) ?? true }
-                guard !alive else { return false }
+            switch try Self.existing(key, in: transaction, at: now) {
+            case .absent, .expired: break
+            case .alive, .foreign: return false  // a value this driver cannot read is never overwritten by create
             }
             let expiresAt = expires.map { PersistTime.expiry(after: $0, from: now) }
             try transaction.set(PersistEnvelope.encode(json: json, expiresAt: expiresAt), forKey: key)
@@ -109,12 +110,8 @@ public final class MappedKVPersistDriver: PersistDriver {
         } else {
             try await store.withExclusiveLock { transaction in
                 var kept: Int64? = nil
-                if let existing = try transaction.bytes(forKey: key) {
-                    let now = self.now()
-                    kept = existing.withUnsafeBytes { bytes in
-                        guard let envelope = PersistEnvelope.parse(bytes), envelope.isAlive(at: now) else { return nil }
-                        return envelope.expiresAt
-                    }
+                if case .alive(let expiresAt) = try Self.existing(key, in: transaction, at: self.now()) {
+                    kept = expiresAt
                 }
                 try transaction.set(PersistEnvelope.encode(json: json, expiresAt: kept), forKey: key)
             }
@@ -218,7 +215,9 @@ public final class MappedKVPersistDriver: PersistDriver {
         case .foreign?:
             throw PersistError.invalidConversion
         case .alive(let json, let expiresAt)?:
-            guard let object = try? decoder.decode(Object.self, from: json) else { throw PersistError.invalidConversion }
+            guard let object = try? decoder.decode(Object.self, from: json) else {
+                throw PersistError.invalidConversion
+            }
             return (object, expiresAt, now)
         }
     }
@@ -231,6 +230,32 @@ public final class MappedKVPersistDriver: PersistDriver {
         case expired
         /// Bytes this driver did not write.
         case foreign
+    }
+
+    /// What a key holds, seen from inside an exclusive section.
+    private enum Existing {
+        /// Nothing.
+        case absent
+        /// A live value, with its expiry time if it has one.
+        case alive(expiresAt: Int64?)
+        /// A value that has expired.
+        case expired
+        /// Bytes this driver did not write.
+        case foreign
+    }
+
+    /// What `key` holds in `transaction` at `now`.
+    private static func existing(_ key: String, in transaction: MappedKV.Transaction, at now: Int64) throws -> Existing
+    {
+        let stored: [UInt8]
+        switch Result(catching: { () throws(MappedKVError) -> [UInt8]? in try transaction.bytes(forKey: key) }) {
+        case .success(nil): return .absent
+        case .success(let bytes?): stored = bytes
+        case .failure(.valueDecodingFailed): return .foreign
+        case .failure(let error): throw error
+        }
+        guard let envelope = stored.withUnsafeBytes({ PersistEnvelope.parse($0) }) else { return .foreign }
+        return envelope.isAlive(at: now) ? .alive(expiresAt: envelope.expiresAt) : .expired
     }
 
     /// Refuses a key the store would take but that would overwrite its kind mark.

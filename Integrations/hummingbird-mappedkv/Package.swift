@@ -1,0 +1,64 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The Hummingbird integration of MappedKV: a `PersistDriver` over a multi-process MappedKV store, so that
+// several worker processes of one Hummingbird app on one host share sessions, counters and cached values
+// without a networked store. It depends on the core by path, so the core keeps its own dependencies.
+let package = Package(
+    name: "hummingbird-mappedkv",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "HummingbirdMappedKV", targets: ["HummingbirdMappedKV"]),
+        .executable(name: "HummingbirdMappedKVExample", targets: ["HummingbirdMappedKVExample"]),
+        .executable(name: "HummingbirdMappedKVBench", targets: ["HummingbirdMappedKVBench"]),
+    ],
+    dependencies: [
+        .package(name: "MappedKV", path: "../.."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // Tests only: the HTTP types and buffers of HummingbirdTesting's client.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        .target(
+            name: "HummingbirdMappedKV",
+            dependencies: [
+                .product(name: "MappedKV", package: "MappedKV"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "HummingbirdMappedKVExample",
+            dependencies: [
+                "HummingbirdMappedKV",
+                .product(name: "MappedKV", package: "MappedKV"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(
+            name: "HummingbirdMappedKVBench",
+            dependencies: [
+                "HummingbirdMappedKV",
+                .product(name: "MappedKVCache", package: "MappedKV"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "HummingbirdMappedKVTests",
+            dependencies: [
+                "HummingbirdMappedKV",
+                .product(name: "MappedKV", package: "MappedKV"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,97 @@
+// A complete Hummingbird app whose worker processes share one state through MappedKVPersistDriver:
+// start it several times on one directory (each on its own port, or behind one load balancer) and
+// a value one process stores is read by all of them, with its expiry.
+//
+//   HummingbirdMappedKVExample --directory /tmp/kv --port 8080
+//   curl -X PUT --data 'hello' 'localhost:8080/kv/greeting?ttl=60'   # ttl in seconds, optional
+//   curl localhost:8080/kv/greeting                                  # from any process: hello
+//
+// Invariant: the app never crashes on bad input: a bad port, key or value is an error message or
+// an HTTP 400, a duplicate create a 409.
+
+import Foundation
+import Hummingbird
+import HummingbirdMappedKV
+import MappedKV
+
+/// The command line: `--directory DIR`, `--hostname HOST`, `--port N` (0 picks a free port).
+struct Options {
+    var directory = FileManager.default.temporaryDirectory.appendingPathComponent("hummingbird-mappedkv").path
+    var hostname = "127.0.0.1"
+    var port = 8080
+
+    init(arguments: [String]) throws {
+        var remaining = arguments.makeIterator()
+        while let option = remaining.next() {
+            guard let value = remaining.next() else { throw HTTPError(.badRequest, message: "\(option) needs a value") }
+            switch option {
+            case "--directory": directory = value
+            case "--hostname": hostname = value
+            case "--port":
+                guard let port = Int(value), (0...65535).contains(port) else {
+                    throw HTTPError(.badRequest, message: "--port takes 0 to 65535, not \(value)")
+                }
+                self.port = port
+            default: throw HTTPError(.badRequest, message: "unknown option \(option)")
+            }
+        }
+    }
+}
+
+/// Runs `body`, turning the driver's refusals into HTTP errors the client can act on.
+func answering<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as PersistError where error == .duplicate {
+        throw HTTPError(.conflict, message: "the key holds a value already")
+    } catch let error as PersistError where error == .invalidConversion {
+        throw HTTPError(.badRequest, message: "the key holds a value of another type")
+    } catch let error as MappedKVError {
+        throw HTTPError(.badRequest, message: error.description)
+    }
+}
+
+let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+let persist = try MappedKVPersistDriver(directory: options.directory)
+let router = Router()
+router.get("/constant") { _, _ in "hello, world" }
+router.get("/kv/:key") { _, context -> String? in
+    let key = try context.parameters.require("key")
+    return try await answering { try await persist.get(key: key, as: String.self) }
+}
+router.get("/kv/:key/ttl") { _, context -> String? in
+    let key = try context.parameters.require("key")
+    let found = try await answering { try await persist.getWithTTL(key: key, as: String.self) }
+    return found.map { $0.ttl.map { "\($0.components.seconds)" } ?? "none" }
+}
+router.put("/kv/:key") { request, context -> HTTPResponse.Status in
+    let key = try context.parameters.require("key")
+    let value = String(buffer: try await request.body.collect(upTo: 1 << 20))
+    let expires = request.uri.queryParameters.get("ttl", as: Int.self).map { Duration.seconds($0) }
+    try await answering { try await persist.set(key: key, value: value, expires: expires) }
+    return .ok
+}
+router.post("/kv/:key") { request, context -> HTTPResponse.Status in
+    let key = try context.parameters.require("key")
+    let value = String(buffer: try await request.body.collect(upTo: 1 << 20))
+    let expires = request.uri.queryParameters.get("ttl", as: Int.self).map { Duration.seconds($0) }
+    try await answering { try await persist.create(key: key, value: value, expires: expires) }
+    return .created
+}
+router.delete("/kv/:key") { _, context -> HTTPResponse.Status in
+    let key = try context.parameters.require("key")
+    try await answering { try await persist.remove(key: key) }
+    return .noContent
+}
+
+let app = Application(
+    router: router,
+    configuration: ApplicationConfiguration(address: .hostname(options.hostname, port: options.port)),
+    services: [persist],  // its run() removes expired entries until the app shuts down
+    onServerRunning: { channel in
+        // The bound port, for scripts and tests that start the app on port 0.
+        let port = channel.localAddress?.port ?? options.port
+        FileHandle.standardOutput.write(Data("listening on \(options.hostname):\(port)\n".utf8))
+    }
+)
+try await app.runService()

@@ -36,9 +36,12 @@ final class CacheTotals: Sendable {
     private static let magicWord = magic.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
 
     private let path: String
-    /// The mapping, once made. Touched only under the manifest's exclusive lock; the mutex makes
-    /// that visible to the type system.
+    /// The mapping, once made; kept alive here until ``close()``.
     private let region = Mutex<MappedRegion?>(nil)
+    /// The address of the mapping's first byte once ``region`` holds it, 0 before: a set reads it
+    /// with one load, with no lock, so the update inside the manifest's locked section cannot
+    /// fail and takes no mutex. (An address, as `Atomic` of a pointer is not `Sendable`.)
+    private let base = Atomic<UInt>(0)
 
     init(directory: String) { path = directory + "/" + Self.fileName }
 
@@ -61,10 +64,11 @@ final class CacheTotals: Sendable {
     }
 
     /// Adds `delta` to valid counts on file and returns the sum, in one go; nil, changing nothing,
-    /// when the file holds no valid counts yet (the caller counts the manifest, see
-    /// ``read(countingWith:)``). Call it under the manifest's exclusive lock.
-    func add(_ delta: CacheCounts) throws(CacheError) -> CacheCounts? {
-        let bytes = try mapped()
+    /// when the file is not mapped (see ``map()``) or holds no valid counts yet (the caller counts
+    /// the manifest, see ``read(countingWith:)``). Call it under the manifest's exclusive lock.
+    func add(_ delta: CacheCounts) -> CacheCounts? {
+        guard let start = UnsafeMutableRawPointer(bitPattern: base.load(ordering: .acquiring)) else { return nil }
+        let bytes = UnsafeMutableRawBufferPointer(start: start, count: Self.length)
         guard let counts = Self.validCounts(in: bytes) else { return nil }
         let sum = CacheCounts(count: counts.count + delta.count, bytes: counts.bytes + delta.bytes)
         Self.store(sum, in: bytes)
@@ -92,8 +96,22 @@ final class CacheTotals: Sendable {
         bytes[5] = 1
     }
 
-    /// Unmaps the file.
-    func close() { region.withLock { $0 = nil } }
+    /// Unmaps the file. Call it once the manifest is closed, so no locked section is left to
+    /// use the mapping.
+    func close() {
+        region.withLock { region in
+            base.store(0, ordering: .releasing)
+            region = nil
+        }
+    }
+
+    /// Maps the file (created at its length) if it is not mapped yet. A set calls it before the
+    /// manifest's lock, so that its update under the lock (``add(_:)``) cannot fail. Creating the
+    /// file outside the lock is safe: it only ever grows to its length, with zeros that no
+    /// process takes for valid counts.
+    func map() throws(CacheError) {
+        if base.load(ordering: .acquiring) == 0 { _ = try mapped() }
+    }
 
     /// The mapped bytes, mapping the file (created at its length) on first use.
     private func mapped() throws(CacheError) -> UnsafeMutableRawBufferPointer {
@@ -107,6 +125,7 @@ final class CacheTotals: Sendable {
                 return try MappedRegion(file: file, length: Self.length, writable: true)
             }
             region = made
+            base.store(UInt(bitPattern: made.bytes.baseAddress), ordering: .releasing)
             return made.bytes
         }
     }

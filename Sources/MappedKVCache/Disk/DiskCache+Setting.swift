@@ -80,14 +80,18 @@ extension DiskCache {
         _ value: [UInt8], crc: UInt32, modified: UInt64, expiry: UInt64?, extendedData: [UInt8]?,
         forKey key: String, whileRecorded: (() -> Void)?, hook: (@Sendable (CacheFaultPoint) -> Void)?
     ) throws(CacheError) -> (replaced: String?, overLimits: Bool) {
+        // Taken out of `self`, which the closures below then need not retain: the cache is weakly
+        // referenced (by its trim tasks), and an object with weak references is retained and
+        // released through a side table, at several times the cost.
         let manifest = self.manifest
         let totals = self.totals
         let size = value.count
         let length = CacheEntryRecord.inlineLength(
             size: size, modified: modified, expiry: expiry, extendedData: extendedData)
+        // Mapped now, so that the totals' update under the manifest's locks cannot fail.
+        try totals.map()
         var old: (size: Int, fileName: String?)?
         var updated: CacheCounts?
-        var totalsFailure: CacheError?
         // The record is encoded into a temporary buffer (on the stack when small) before the
         // store's lock is taken; under it, `writing` only copies those bytes into the append.
         let failure = withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { buffer in
@@ -106,7 +110,7 @@ extension DiskCache {
                             whileRecorded?()
                             hook?(.recordedBeforeUnlocking)
                             let delta = CacheCounts(count: old == nil ? 1 : 0, bytes: size - (old?.size ?? 0))
-                            do throws(CacheError) { updated = try totals.add(delta) } catch { totalsFailure = error }
+                            updated = totals.add(delta)
                         })
                     return nil
                 } catch {
@@ -115,7 +119,6 @@ extension DiskCache {
             }
         }
         if let failure { throw .store(failure) }
-        if let totalsFailure { throw totalsFailure }
         // Totals not taken from the manifest yet: counted now, with the new record in.
         let counts: CacheCounts
         if let updated { counts = updated } else { counts = try currentCounts() }

@@ -47,7 +47,13 @@ public struct MappedKVVaporCache: Vapor.Cache, Sendable {
     /// The future fails with ``MappedKVVaporError/valueDoesNotDecode(key:type:reason:)`` when the
     /// stored value is not a `type`.
     public func get<T>(_ key: String, as type: T.Type) -> EventLoopFuture<T?> where T: Decodable & Sendable {
-        eventLoop.makeCompletedFuture { try entries.value(forKey: key, as: type) }
+        // A `do`/`catch` rather than `makeCompletedFuture(withResultOf:)`, whose generic `Result`
+        // costs this unspecialized call about 4% of a get (perf, VaporMappedKVBench).
+        do {
+            return eventLoop.makeSucceededFuture(try entries.value(forKey: key, as: type))
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
     }
 
     /// Stores `value` under `key` with no expiry (unless the directory has a default time to

@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "VaporMappedKV", targets: ["VaporMappedKV"]),
         .executable(name: "VaporMappedKVExample", targets: ["VaporMappedKVExample"]),
         .executable(name: "VaporMappedKVBench", targets: ["VaporMappedKVBench"]),
+        .executable(name: "VaporMappedKVHTTPBench", targets: ["VaporMappedKVHTTPBench"]),
     ],
     dependencies: [
         .package(name: "MappedKV", path: "../.."),
@@ -39,6 +40,13 @@ let package = Package(
                 .product(name: "MappedKVCache", package: "MappedKV"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Vapor", package: "vapor"),
+            ]
+        ),
+        .executableTarget(
+            name: "VaporMappedKVHTTPBench",
+            dependencies: [
+                "VaporMappedKV",
                 .product(name: "Vapor", package: "vapor"),
             ]
         ),

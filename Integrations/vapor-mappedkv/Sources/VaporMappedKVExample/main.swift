@@ -43,7 +43,7 @@ app.delete("notes", ":key") { req async throws -> HTTPStatus in
     try await req.cache.delete(try req.parameters.require("key"))
     return .noContent
 }
-// The same response as a note, without the cache: the baseline of bench-http.sh.
+// The same response as a note without the cache, to compare the two routes by hand.
 app.get("constant") { _ async in Note(text: "a note of about the size of a small cached response") }
 
 // Sessions: log in, ask who is logged in (on any copy of the app), log out.

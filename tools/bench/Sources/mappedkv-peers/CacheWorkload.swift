@@ -29,6 +29,12 @@ enum CacheWorkload: String, CaseIterable {
     /// gets after another reopen, each also taking the CRC-32 of the value and noting the key and
     /// the time in a log under a lock (what DiskCache's checks and access-time log must add).
     case diskGetFloor = "disk_get_floor"
+    /// The floor of a checked disk set that keeps running totals, timed on the baseline store only:
+    /// `disk_set`'s sets into another empty store, each a record of the value behind a 16-byte
+    /// header under the key with a 2-byte prefix (both made before the clock starts), after taking
+    /// the CRC-32 of the value and reading the clock, and followed by an update of two counters in
+    /// a mapped page (what DiskCache's record and totals must add).
+    case diskSetFloor = "disk_set_floor"
     /// Sets of 1 MiB values under new keys.
     case largeSet = "large_set"
     /// Gets of those values after a reopen (checked).
@@ -57,7 +63,7 @@ enum CacheWorkload: String, CaseIterable {
     var unit: Unit {
         switch self {
         case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom,
-            .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor:
+            .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor, .diskSetFloor:
             .nanoseconds
         case .largeSet, .largeGet, .crc32: .microseconds
         case .diskOpen, .trim, .statistics: .milliseconds

@@ -98,19 +98,24 @@ enum CacheWorkloads {
                 clock_gettime(CLOCK_REALTIME, &now)
                 try store.set(records[i], forKey: keys[i])
                 let count = counters.load(as: Int.self) + 1
-                let bytes = counters.load(fromByteOffset: 8, as: Int.self) + values[i].count + now.tv_nsec % 2
+                let bytes = counters.load(fromByteOffset: 8, as: Int.self) + values[i].count
                 counters.storeBytes(of: count, as: Int.self)
                 counters.storeBytes(of: bytes, toByteOffset: 8, as: Int.self)
+                // The time read is kept, as a set keeps it in its record.
+                counters.storeBytes(of: now.tv_nsec, toByteOffset: 16, as: Int.self)
             }
         }
         let stored = counters.load(as: Int.self)
+        let storedBytes = counters.load(fromByteOffset: 8, as: Int.self)
         for i in stride(from: 0, to: n, by: max(1, n / 1_000)) {
             guard let record = try store.value(forKey: keys[i]), record == records[i] else {
                 throw BenchError("\(S.self): disk_set_floor: \(keys[i]) does not read back (CRCs \(crcs))")
             }
         }
         try store.close()
-        guard stored == n else { throw BenchError("\(S.self): disk_set_floor: \(stored) counted for \(n) sets") }
+        guard stored == n, storedBytes == values[0..<n].reduce(0, { $0 + $1.count }) else {
+            throw BenchError("\(S.self): disk_set_floor: \(stored) sets and \(storedBytes) bytes counted for \(n) sets")
+        }
         return elapsed / Double(n)
     }
 

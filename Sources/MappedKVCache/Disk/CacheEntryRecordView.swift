@@ -59,6 +59,53 @@ struct CacheEntryRecordView {
         }
     }
 
+    /// Where a live inline value lies in `raw` and the CRC-32 recorded for it; nil for anything
+    /// else (a file record, an expired entry, a record that is not well formed).
+    ///
+    /// The read path's shortcut for the steady state: it decodes only the fields that decide
+    /// (`size`, `crc`, `expiry`) and skips the rest, where building a view cost a 100-byte get
+    /// about 159 of its instructions. Whatever it accepts, ``init(_:)`` accepts too.
+    static func liveInlineValue(
+        in raw: UnsafeRawBufferPointer, at now: UInt64
+    ) -> (value: UnsafeRawBufferPointer, crc: UInt32)? {
+        // version, flags, a 1-byte size at least and the CRC.
+        guard raw.count >= 7, raw[0] == CacheEntryRecord.version else { return nil }
+        let flags = raw[1]
+        // Inline (bit 0) and no bits but expiry (1) and extended data (2).
+        guard flags & ~6 == 1 else { return nil }
+        var position = 2
+        guard let size = Self.varint(in: raw, at: &position), raw.count - position >= 4 else { return nil }
+        let crc = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: position, as: UInt32.self))
+        position += 4
+        guard Self.varint(in: raw, at: &position) != nil else { return nil }  // modified
+        if flags & 2 != 0 {
+            guard let expiry = Self.varint(in: raw, at: &position), expiry > now else { return nil }
+        }
+        if flags & 4 != 0 {
+            guard let length = Self.varint(in: raw, at: &position), length <= UInt64(raw.count - position) else {
+                return nil
+            }
+            position += Int(length)
+        }
+        guard UInt64(raw.count - position) == size else { return nil }
+        return (UnsafeRawBufferPointer(rebasing: raw[position...]), crc)
+    }
+
+    /// The protobuf varint at `position` in `raw`, with `position` moved past it; nil if it runs
+    /// past the end or past 10 bytes.
+    private static func varint(in raw: UnsafeRawBufferPointer, at position: inout Int) -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while position < raw.count, shift < 70 {
+            let byte = raw[position]
+            position += 1
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+        return nil
+    }
+
     /// Whether the entry has expired at `now` (milliseconds since 1970).
     func isExpired(at now: UInt64) -> Bool { expiry.map { $0 <= now } ?? false }
 

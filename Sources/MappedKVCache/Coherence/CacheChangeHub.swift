@@ -20,6 +20,23 @@ enum CacheKeyChange: Sendable, Equatable {
     case trimmed(evicted: [String], expired: [String])
 }
 
+/// The listeners' count of one directory, which a `DiskCache` keeps so that a write to a directory
+/// no `Cache` of this process listens to posts nothing and builds no change, whatever other
+/// directories have listeners. (Counted for the whole process, a `Cache` on any directory made
+/// every set elsewhere build and filter a change: about 270 instructions a set.)
+final class CacheChangeChannel: Sendable {
+    /// How many listeners the directory has.
+    fileprivate let listenerCount = Atomic<Int>(0)
+    /// The directory's canonical name.
+    let directory: String
+
+    fileprivate init(directory: String) { self.directory = directory }
+
+    /// Whether anything listens to the directory now, read without the registry's lock: a listener
+    /// added during a write may miss that write, as it would have missed it a moment earlier.
+    var hasListeners: Bool { listenerCount.load(ordering: .acquiring) > 0 }
+}
+
 /// The process-wide registry of listeners, by cache directory.
 enum CacheChangeHub {
     /// A listener and the directory it listens to.
@@ -32,12 +49,29 @@ enum CacheChangeHub {
     private struct Registry: Sendable {
         var nextToken: UInt64 = 0
         var listeners: [Listener] = []
+        /// Every directory's channel, made on first use and kept (a process opens few directories).
+        var channels: [String: CacheChangeChannel] = [:]
+
+        mutating func channel(for directory: String) -> CacheChangeChannel {
+            if let channel = channels[directory] { return channel }
+            let channel = CacheChangeChannel(directory: directory)
+            channels[directory] = channel
+            return channel
+        }
+
+        /// Stores in `directory`'s channel how many listeners it has.
+        mutating func recount(_ directory: String) {
+            channel(for: directory).listenerCount.store(
+                listeners.count(where: { $0.directory == directory }), ordering: .releasing)
+        }
     }
 
     private static let registry = Mutex(Registry())
-    /// How many listeners there are in the process, read without the lock so that a write posts
-    /// nothing, and builds no change, while no `Cache` listens (a `DiskCache` used alone).
-    private static let listenerCount = Atomic<Int>(0)
+
+    /// The channel of `directory` (a canonical name), whose count a write checks before posting.
+    static func channel(for directory: String) -> CacheChangeChannel {
+        registry.withLock { $0.channel(for: directory) }
+    }
 
     /// The name that identifies `directory` for the hub: its real path, or the path as given when
     /// it cannot be resolved.
@@ -52,7 +86,7 @@ enum CacheChangeHub {
         registry.withLock { registry in
             registry.nextToken += 1
             registry.listeners.append(Listener(token: registry.nextToken, directory: directory, call: call))
-            listenerCount.store(registry.listeners.count, ordering: .releasing)
+            registry.recount(directory)
             return registry.nextToken
         }
     }
@@ -60,21 +94,25 @@ enum CacheChangeHub {
     /// Removes the listener with `token`.
     static func stopListening(_ token: UInt64) {
         registry.withLock { registry in
+            guard let directory = registry.listeners.first(where: { $0.token == token })?.directory else { return }
             registry.listeners.removeAll { $0.token == token }
-            listenerCount.store(registry.listeners.count, ordering: .releasing)
+            registry.recount(directory)
         }
     }
 
     /// Tells every listener of `directory` but the one with token `excluded` about `change`,
     /// outside the registry's lock.
     static func post(
-        _ change: @autoclosure () -> CacheKeyChange, in directory: String, excluding excluded: UInt64? = nil
+        _ change: @autoclosure () -> CacheKeyChange, in channel: CacheChangeChannel, excluding excluded: UInt64? = nil
     ) {
-        guard listenerCount.load(ordering: .acquiring) > 0 else { return }
-        let change = change()
+        guard channel.hasListeners else { return }
+        let directory = channel.directory
         let calls = registry.withLock { registry in
             registry.listeners.filter { $0.directory == directory && $0.token != excluded }.map(\.call)
         }
+        // Built only when someone is told: not for the writes of a `Cache` that alone listens.
+        guard !calls.isEmpty else { return }
+        let change = change()
         for call in calls { call(change) }
     }
 }

@@ -112,7 +112,7 @@ extension DiskCache {
             return names
         }
         for name in names { files.remove(name) }
-        CacheChangeHub.post(.keys(keys), in: hubDirectory)
+        CacheChangeHub.post(.keys(keys), in: hubChannel)
     }
 
     /// Removes every entry whose value is larger than `bytes` (YYDiskCache's
@@ -152,7 +152,7 @@ extension DiskCache {
             return (report, names, keys)
         }
         for name in names { files.remove(name) }
-        if !keys.isEmpty { CacheChangeHub.post(.keys(keys), in: hubDirectory) }
+        if !keys.isEmpty { CacheChangeHub.post(.keys(keys), in: hubChannel) }
         logger.debug(
             "removed the values larger than a size",
             metadata: ["bytes": "\(bytes)", "removed": "\(report.removedEntries)"])

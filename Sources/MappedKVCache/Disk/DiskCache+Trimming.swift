@@ -158,7 +158,7 @@ extension DiskCache {
         for name in doomed { files.remove(name) }
         metrics?.countTrim(evicted)
         if !removed.evicted.isEmpty || !removed.expired.isEmpty {
-            CacheChangeHub.post(.trimmed(evicted: removed.evicted, expired: removed.expired), in: hubDirectory)
+            CacheChangeHub.post(.trimmed(evicted: removed.evicted, expired: removed.expired), in: hubChannel)
         }
         var final = report
         for path in files.staleTemporaryFiles() {

@@ -52,6 +52,8 @@ public final class DiskCache: Sendable {
     let limitTrimScheduled = Atomic<Bool>(false)
     /// The directory's name in the process-wide ``CacheChangeHub``.
     let hubDirectory: String
+    /// The listeners' count of ``hubDirectory``, checked before a write posts.
+    let hubChannel: CacheChangeChannel
     /// Called at the points of a set where a crash test kills the process; nil outside them.
     let faultHook = Mutex<(@Sendable (CacheFaultPoint) -> Void)?>(nil)
     /// Whether ``faultHook`` holds a hook: a set reads the mutex only when it does.
@@ -85,6 +87,7 @@ public final class DiskCache: Sendable {
         self.files = CacheFiles(directory: directory, cryptKey: configuration.cryptKey)
         try files.createDirectories()
         self.hubDirectory = CacheChangeHub.canonical(directory)
+        self.hubChannel = CacheChangeHub.channel(for: hubDirectory)
         self.totals = CacheTotals(directory: directory)
         self.manifest = try Self.openManifest(in: directory, configuration: configuration, logger: logger)
         self.accessTimes = Mutex(AccessTimeLog(lastFlush: configuration.clock.now()))
@@ -214,7 +217,7 @@ public final class DiskCache: Sendable {
             return old.record?.fileName
         }
         if let name { files.remove(name) }
-        CacheChangeHub.post(.keys([key]), in: hubDirectory)
+        CacheChangeHub.post(.keys([key]), in: hubChannel)
     }
 
     /// Removes every entry and returns at once: the value files are moved aside and deleted in
@@ -229,7 +232,7 @@ public final class DiskCache: Sendable {
             return trash
         }
         accessTimes.withLock { $0.forgetAll() }
-        CacheChangeHub.post(.all, in: hubDirectory)
+        CacheChangeHub.post(.all, in: hubChannel)
         Task.detached(priority: .background) { CacheFiles.deleteTree(trash) }
     }
 }

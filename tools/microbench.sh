@@ -6,6 +6,7 @@
 #   tools/microbench.sh latency      # one dependent load at random in tables of 1 to 64 MiB
 #   tools/microbench.sh large-read   # a 1 MiB file read whole, against read with a CRC-32 check
 #   tools/microbench.sh coherence    # a Mutex<[String: Int]> hit, and the same after a second Mutex around a stamp check
+#   tools/microbench.sh clocks       # one reading of each clock the caches can read, and an uncontended lock and unlock
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$(mktemp -d)"
@@ -28,5 +29,8 @@ case "${1:-}" in
     coherence)
         swiftc -O "$here/microbench/coherence-floor.swift" -o "$out/coherence"
         "$out/coherence" ;;
-    *) echo "usage: $0 crc32|dictionary|latency|large-read|coherence" >&2; exit 2 ;;
+    clocks)
+        cc -O2 "$here/microbench/clocks.c" -o "$out/clocks"
+        "$out/clocks" ;;
+    *) echo "usage: $0 crc32|dictionary|latency|large-read|coherence|clocks" >&2; exit 2 ;;
 esac

@@ -43,7 +43,7 @@ public final class Cache<Value: Sendable>: Sendable {
     let invalidations = InvalidationCounters()
     /// The disk side's manifest, held here as well so that the check on every memory hit borrows
     /// it from `self` (reached through ``disk``, it was retained and released on every hit).
-    let manifest: MappedKV
+    @usableFromInline let manifest: MappedKV
     /// Who hears this cache's events.
     let observers = CacheObservers()
     /// The subscription to other processes' changes of the manifest.
@@ -126,7 +126,9 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// Catches up with other processes' changes to the manifest if it moved, so that every change
     /// made before this call has been applied to the memory tier.
-    @usableFromInline
+    /// Inlinable, so that a memory hit makes one call for the check instead of two (20
+    /// instructions a hit).
+    @inlinable
     func catchUp() throws(CacheError) {
         // A do/catch rather than `manifestCall`: its closure context retained and released the
         // disk side on every memory hit.

@@ -31,6 +31,7 @@ extension MappedKV {
     /// returns once every change noticed so far has reached the observers. It never waits for an
     /// exclusive section another thread holds (no other process can write meanwhile). A handler
     /// must not wait for the thread that calls this, nor call this itself.
+    @usableFromInline
     package func synchronizeChangesIfMoved() throws(MappedKVError) {
         try ensureOpen()
         try shared.catchUpIfMovedAndDeliver()

@@ -136,6 +136,25 @@ package struct FileDescriptor: Sendable {
         }
     }
 
+    /// One `preadv` into `buffers` in turn (at most 1024 of them), from `offset` on; returns the
+    /// bytes it read. A local file system reads a regular file short only at its end, so a count
+    /// below the buffers' total almost always means the file ended there; a caller that must be
+    /// sure reads again with the `read(into:at:)` that takes buffers, which goes on until the
+    /// file ends. (That one call is what a read of a file of known length costs:
+    /// confirming the end took every value file's read a second system call.)
+    package func readOnce(into buffers: [UnsafeMutableRawBufferPointer], at offset: Int) throws(SystemError) -> Int {
+        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
+            (vectors) throws(SystemError) -> Int in
+            var count = 0
+            for buffer in buffers where buffer.count > 0 {
+                vectors[count] = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+                count += 1
+            }
+            guard let base = vectors.baseAddress, count > 0 else { return 0 }
+            return try syscall("preadv", path: path) { preadv(rawValue, base, Int32(count), off_t(offset)) }
+        }
+    }
+
     /// Writes all of `bytes` at `offset`.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(SystemError) {
         guard let base = bytes.baseAddress else { return }

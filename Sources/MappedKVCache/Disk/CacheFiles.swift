@@ -102,6 +102,8 @@ struct CacheFiles: Sendable {
         // One `preadv` reads the header, the value straight into its storage (no zero fill, no
         // second copy) and a spare byte past the recorded end: only a file of exactly
         // header + size bytes fills the first two and leaves the spare byte unread, so no `fstat`.
+        // A read that comes up short is read again to the file's end before it counts against the
+        // file (a local file system reads short only at the end, so this is not the steady state).
         let value = [UInt8](unsafeUninitializedCapacity: record.size) { buffer, count in
             withUnsafeTemporaryAllocation(byteCount: headerLength + 1, alignment: 1) { header in
                 let storage = UnsafeMutableRawBufferPointer(buffer)
@@ -109,7 +111,10 @@ struct CacheFiles: Sendable {
                     UnsafeMutableRawBufferPointer(rebasing: header[..<headerLength]), storage,
                     UnsafeMutableRawBufferPointer(rebasing: header[headerLength...]),
                 ]
-                guard (try? file.read(into: parts, at: 0)) == headerLength + record.size,
+                let wanted = headerLength + record.size
+                var read = (try? file.readOnce(into: parts, at: 0)) ?? -1
+                if read >= 0, read < wanted { read = (try? file.read(into: parts, at: 0)) ?? -1 }
+                guard read == wanted,
                     header[0..<4].elementsEqual(Self.magic), header[4] == Self.version,
                     header[5] == (cryptKey == nil ? 0 : 1)
                 else { return }

@@ -168,4 +168,41 @@ struct BytesKeyedCallTests {
         #expect(try reopened.bytes(forKey: "k") == Array(repeating: 5, count: 300))
         #expect(try reopened.bytes(forKey: "number") == [1])
     }
+
+    /// The replaced value is read through the slot the index hands back after the append: it must
+    /// be the old value even when the set had to compact or grow the file first, and an expired
+    /// one must be shown as absent.
+    @Test func aReplacingSetShowsTheReplacedValueAcrossWriteBacksAndExpiry() throws {
+        let dir = TemporaryDirectory("replace-bytes-write-back")
+        let clock = ManualClock(1_000_000)
+        let store = try MappedKV(
+            id: "s", directory: dir.path,
+            configuration: Configuration(isMultiProcess: true, clock: clock.expiryClock))
+        func replace(_ key: String, with value: [UInt8]) throws -> [UInt8]?? {
+            var seen: [UInt8]??
+            try Array(key.utf8).withUnsafeBytes { key in
+                try store.replaceBytes(
+                    forKeyBytes: key, length: value.count,
+                    examining: { current in seen = .some(current.map { Array($0) }) },
+                    writing: { target in target.copyBytes(from: value) }, recorded: {})
+            }
+            return seen
+        }
+        // Enough replacing sets of growing values to force several write-backs and growths; each
+        // must see exactly the value before it.
+        var previous: [UInt8]?
+        for round in 0..<400 {
+            let value = (0..<(round * 37 % 3_000)).map { UInt8(truncatingIfNeeded: $0 &+ round) }
+            #expect(try replace("k", with: value) == .some(previous), "round \(round)")
+            previous = value
+        }
+        // With key expiry on, a value whose lifetime has run out is shown as absent.
+        try store.enableKeyExpiry()
+        try store.set([4, 5, 6], forKey: "short", expiresAfter: .seconds(5))
+        try store.set([7, 8], forKey: "long", expiresAfter: .seconds(600))
+        clock.advance(6)
+        #expect(try replace("short", with: [1]) == .some(nil))
+        #expect(try replace("long", with: [2]) == .some([7, 8]))
+        #expect(try store.bytes(forKey: "short") == [1])
+    }
 }

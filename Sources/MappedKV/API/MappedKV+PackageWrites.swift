@@ -12,10 +12,11 @@ extension MappedKV {
     /// Stores a bytes value of `length` bytes under the key whose UTF-8 bytes are `key`, in one
     /// call under the store's locks:
     ///
-    /// 1. `examine` sees the key's current bytes value where it lies, or nil if the key is absent
-    ///    or its value is not a bytes value;
-    /// 2. `write` puts the new value's `length` bytes in place, straight into the record;
-    /// 3. `recorded` runs once the record is committed, before the locks are released.
+    /// 1. `write` puts the new value's `length` bytes in place, straight into the record;
+    /// 2. once the record is committed, `examine` sees the bytes value it replaced where it lies
+    ///    (the old record stays in the log), or nil if the key was absent or its value was not a
+    ///    bytes value;
+    /// 3. `recorded` runs, before the locks are released.
     ///
     /// The closures must not call the store (its lock is held) and must not keep the buffers.
     /// `key` must be the UTF-8 bytes of a `String` (the store does not check them).

@@ -103,10 +103,18 @@ package struct FileDescriptor: Sendable {
         return done
     }
 
-    /// Reads into `buffers` in turn, from `offset` on, until they are all full or the file ends;
-    /// returns the bytes read. One `preadv` (at most 1024 buffers), more only after a short read.
-    /// A count below the buffers' total means the file ended; a spare last buffer tells a longer file.
-    package func read(into buffers: [UnsafeMutableRawBufferPointer], at offset: Int) throws(SystemError) -> Int {
+    /// Reads into `buffers` in turn, from `offset` on; returns the bytes read. One `preadv` (at
+    /// most 1024 buffers), then, if `untilEnd`, more after a short read, until the buffers are all
+    /// full or the file ends: a count below the buffers' total means the file ended, and a spare
+    /// last buffer tells a longer file.
+    ///
+    /// Without `untilEnd`, that one call only. A local file system reads a regular file short only
+    /// at its end, so a count below the total almost always means the file ended there; a caller
+    /// that must be sure reads again with `untilEnd`. (One call is what a read of a file of known
+    /// length costs: confirming the end took every value file's read a second system call.)
+    package func read(
+        into buffers: [UnsafeMutableRawBufferPointer], at offset: Int, untilEnd: Bool = true
+    ) throws(SystemError) -> Int {
         try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
             (vectors) throws(SystemError) -> Int in
             var count = 0
@@ -121,8 +129,8 @@ package struct FileDescriptor: Sendable {
                 let n = try syscall("preadv", path: path) {
                     preadv(rawValue, base + first, Int32(count - first), off_t(offset + done))
                 }
-                if n == 0 { break }
                 done += n
+                if n == 0 || !untilEnd { break }
                 var rest = n
                 while first < count && rest >= vectors[first].iov_len {
                     rest -= vectors[first].iov_len
@@ -133,25 +141,6 @@ package struct FileDescriptor: Sendable {
                 }
             }
             return done
-        }
-    }
-
-    /// One `preadv` into `buffers` in turn (at most 1024 of them), from `offset` on; returns the
-    /// bytes it read. A local file system reads a regular file short only at its end, so a count
-    /// below the buffers' total almost always means the file ended there; a caller that must be
-    /// sure reads again with the `read(into:at:)` that takes buffers, which goes on until the
-    /// file ends. (That one call is what a read of a file of known length costs:
-    /// confirming the end took every value file's read a second system call.)
-    package func readOnce(into buffers: [UnsafeMutableRawBufferPointer], at offset: Int) throws(SystemError) -> Int {
-        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
-            (vectors) throws(SystemError) -> Int in
-            var count = 0
-            for buffer in buffers where buffer.count > 0 {
-                vectors[count] = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-                count += 1
-            }
-            guard let base = vectors.baseAddress, count > 0 else { return 0 }
-            return try syscall("preadv", path: path) { preadv(rawValue, base, Int32(count), off_t(offset)) }
         }
     }
 

@@ -112,7 +112,7 @@ struct CacheFiles: Sendable {
                     UnsafeMutableRawBufferPointer(rebasing: header[headerLength...]),
                 ]
                 let wanted = headerLength + record.size
-                var read = (try? file.readOnce(into: parts, at: 0)) ?? -1
+                var read = (try? file.read(into: parts, at: 0, untilEnd: false)) ?? -1
                 if read >= 0, read < wanted { read = (try? file.read(into: parts, at: 0)) ?? -1 }
                 guard read == wanted,
                     header[0..<4].elementsEqual(Self.magic), header[4] == Self.version,

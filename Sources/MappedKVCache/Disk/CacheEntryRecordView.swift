@@ -71,7 +71,7 @@ struct CacheEntryRecordView {
         // version, flags, a 1-byte size at least and the CRC.
         guard raw.count >= 7, raw[0] == CacheEntryRecord.version else { return nil }
         let flags = raw[1]
-        // Inline (bit 0) and no bits but expiry (1) and extended data (2).
+        // Inline (bit 0 set), and no other bit set but expiry (bit 1) and extended data (bit 2).
         guard flags & ~6 == 1 else { return nil }
         var position = 2
         guard let size = Self.varint(in: raw, at: &position), raw.count - position >= 4 else { return nil }

@@ -43,7 +43,11 @@ struct SecondChanceListTests {
                     queue.removeAll { $0.key == key }
                 }
             case 7..<10:
-                if let index = list.find(testKey) {
+                #expect((list.locate(testKey) != nil) == (expected[key] != nil))
+                if let (index, slot) = list.locate(testKey) {
+                    #expect(list.find(testKey) == index)
+                    #expect(list.value(inSlot: slot) == expected[key])
+                    #expect(list.value(at: index) == expected[key])
                     list.touch(index, time: Int64(step))
                     let position = queue.firstIndex { $0.key == key }!
                     queue[position].referenced = true

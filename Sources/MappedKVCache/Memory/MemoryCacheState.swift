@@ -117,7 +117,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// method (with the eviction batch only it needs) to evict and count.
     @inlinable
     mutating func liveValue(forKey key: Key, now reading: Int64) -> Lookup {
-        guard let index = list.find(key) else {
+        guard let (index, slot) = list.locate(key) else {
             statistics.misses += 1
             return .absent
         }
@@ -127,14 +127,14 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         guard reason == nil else { return .dead }
         statistics.hits += 1
         list.touch(index, time: now)
-        return .hit(list.value(at: index))
+        return .hit(list.value(inSlot: slot))
     }
 
     /// Looks `key` up at `now`: a live entry is marked as read (see ``SecondChanceList/touch(_:time:)``);
     /// a dead one is evicted.
     @inlinable
     mutating func value(forKey key: Key, now reading: Int64, batch: inout EvictionBatch<Key, Value>) -> Value? {
-        guard let index = list.find(key) else {
+        guard let (index, slot) = list.locate(key) else {
             statistics.misses += 1
             return nil
         }
@@ -148,7 +148,7 @@ struct MemoryCacheState<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         statistics.hits += 1
         list.touch(index, time: now)
-        return list.value(at: index)
+        return list.value(inSlot: slot)
     }
 
     /// Whether `key` has a live entry at `now`; changes neither order nor counters.

@@ -27,7 +27,12 @@ public final class MappedKV: KeyValueAccess, Sendable {
     let shared: SharedStore
     /// This handle's metrics, when ``Configuration/metrics`` asks for them; nil reports nothing.
     let metrics: StoreMetrics?
-    private let isClosed = Atomic<Bool>(false)
+    /// Set once, when this handle closes.
+    @usableFromInline let isClosed = Atomic<Bool>(false)
+    /// `shared`'s published stamp and change flags, held here too so that the inlined check of
+    /// ``synchronizeChangesIfMoved()`` reaches them one load sooner.
+    @usableFromInline let observedStamp: ObservedStamp
+    @usableFromInline let changeSignal: ChangeSignal
 
     /// A logger that discards everything: the default when none is injected.
     public static let silentLogger = Logger(label: "MappedKV", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -55,6 +60,8 @@ public final class MappedKV: KeyValueAccess, Sendable {
         self.configuration = configuration
         self.shared = try StoreRegistry.open(
             location, configuration: StoreMetrics.countingDamage(configuration), logger: logger)
+        self.observedStamp = shared.observedStamp
+        self.changeSignal = shared.signal
         self.metrics = configuration.metrics.map(StoreMetrics.init)
         if let metrics { shared.core.withLock { core in core.metrics = core.metrics ?? metrics } }
         do {

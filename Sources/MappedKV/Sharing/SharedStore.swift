@@ -24,8 +24,6 @@ final class SharedStore: Sendable {
     let observedStamp: ObservedStamp
     /// Who wants to hear of other processes' changes, and the watcher that runs while anyone does.
     private let subscriptions = Mutex<Subscriptions>(Subscriptions())
-    /// Raised while one thread hands out changes, so that they go out in order, one at a time.
-    private let delivering = Atomic<Bool>(false)
     /// The watcher threads of this store that are running (a stopped one until its thread exits).
     let watcherThreads = Atomic<Int>(0)
     /// The store's logger.
@@ -130,7 +128,9 @@ final class SharedStore: Sendable {
     /// delivering leaves its changes to that one (which is what makes a handler that calls the
     /// store safe: its own call returns at once).
     func deliverChanges() {
-        while delivering.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+        while signal.delivering.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent)
+            .exchanged
+        {
             while true {
                 let changes = core.withLock { core in core.takePendingChanges() }
                 guard !changes.isEmpty else { break }
@@ -139,40 +139,25 @@ final class SharedStore: Sendable {
                     for subscriber in subscribers where subscriber.isActive.isActive { subscriber.deliver(change) }
                 }
             }
-            delivering.store(false, ordering: .sequentiallyConsistent)
+            signal.delivering.store(false, ordering: .sequentiallyConsistent)
             // A change noticed after the last take, while this thread was still delivering.
             guard signal.pending.load(ordering: .sequentiallyConsistent) else { return }
         }
     }
 
-    /// Catches up if the meta stamp moved since this process last looked, then hands every change
-    /// noticed so far to the subscribers, waiting for a delivery in progress on another thread.
-    ///
-    /// In the steady state (the stamp is the published one, nothing pending or being delivered)
-    /// this is a few loads: no mutex, no system call (Sharing/ObservedStamp.swift). While another
-    /// thread of this process holds an exclusive section, no other process can write: the
-    /// section caught up when it began, so this only delivers what is pending.
-    ///
-    /// The steady state's check is inlined into the caller (a call more cost a memory hit of a
-    /// `Cache` about 20 instructions); the catch-up is a call.
-    @inline(__always)
-    func catchUpIfMovedAndDeliver() throws(MappedKVError) {
-        if observedStamp.isCurrent, !signal.pending.load(ordering: .sequentiallyConsistent),
-            !delivering.load(ordering: .sequentiallyConsistent)
-        {
-            return
-        }
-        try catchUpAndDeliver()
-    }
-
-    /// ``catchUpIfMovedAndDeliver()`` past its check: the stamp moved, or changes are pending.
-    @inline(never)
-    private func catchUpAndDeliver() throws(MappedKVError) {
+    /// Catches up with other processes' changes, then hands every change noticed so far to the
+    /// subscribers, waiting for a delivery in progress on another thread: what
+    /// ``MappedKV/synchronizeChangesIfMoved()`` does once its check without the mutex finds the
+    /// stamp moved or changes pending. While another thread of this process holds an exclusive
+    /// section, no other process can write: the section caught up when it began, so this only
+    /// delivers what is pending.
+    func catchUpAndDeliver() throws(MappedKVError) {
         try core.withLock { (core) throws(MappedKVError) in
             guard section.admitsCurrentThread() else { return }
             try core.prepareRead()
         }
-        if signal.pending.load(ordering: .sequentiallyConsistent) || delivering.load(ordering: .sequentiallyConsistent)
+        if signal.pending.load(ordering: .sequentiallyConsistent)
+            || signal.delivering.load(ordering: .sequentiallyConsistent)
         {
             deliverChangesWaiting()
         }
@@ -183,7 +168,7 @@ final class SharedStore: Sendable {
     func deliverChangesWaiting() {
         repeat {
             deliverChanges()
-            while delivering.load(ordering: .sequentiallyConsistent) { sched_yield() }
+            while signal.delivering.load(ordering: .sequentiallyConsistent) { sched_yield() }
         } while signal.pending.load(ordering: .sequentiallyConsistent)
     }
 }

@@ -153,7 +153,9 @@ struct CacheResults {
                 "- cache_memory_get / cache_memory_get_random: memory_get and memory_get_random through "
                 + "`Cache<[UInt8]>.value(forKey:)` (memory count limit N, DiskCache defaults) after the sets of "
                 + "memory_set through `Cache.set` (untimed, written to disk too): every get a memory hit, counted by "
-                + "the memory side's statistics.\n"
+                + "the memory side's statistics. cache_tier_get / cache_tier_get_random: the same gets, right after, "
+                + "straight from that cache's own memory tier (`cache.memory.value(forKey:)`): the hit without the "
+                + "check of other processes' changes.\n"
         }
         out +=
             "- disk_set: N sets into an empty disk cache. disk_open: close and reopen it (what the open loads). "

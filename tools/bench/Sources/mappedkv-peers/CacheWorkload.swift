@@ -15,6 +15,12 @@ enum CacheWorkload: String, CaseIterable {
     case cacheMemoryGet = "cache_memory_get"
     /// `memory_get_random` through `Cache<[UInt8]>.value(forKey:)`.
     case cacheMemoryGetRandom = "cache_memory_get_random"
+    /// `cache_memory_get`'s gets straight from that `Cache`'s own memory tier (its `MemoryCache`,
+    /// with no check of other processes' changes), timed in the same rounds: the hit without
+    /// coherence on the very entries, layout and keys of the hit with it.
+    case cacheTierGet = "cache_tier_get"
+    /// `cache_memory_get_random`'s gets straight from the `Cache`'s memory tier.
+    case cacheTierGetRandom = "cache_tier_get_random"
     /// N sets of 100-byte values under new keys into an empty disk cache.
     case diskSet = "disk_set"
     /// N sets of the same values and keys in a random order fixed by a seed, into another empty cache.
@@ -63,7 +69,7 @@ enum CacheWorkload: String, CaseIterable {
     var unit: Unit {
         switch self {
         case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom,
-            .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor, .diskSetFloor:
+            .cacheTierGet, .cacheTierGetRandom, .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor, .diskSetFloor:
             .nanoseconds
         case .largeSet, .largeGet, .crc32: .microseconds
         case .diskOpen, .trim, .statistics: .milliseconds
@@ -91,7 +97,9 @@ enum CacheWorkload: String, CaseIterable {
     /// Whether the row is a memory cache's (the other rows are the disk caches' and the CRC's).
     var isMemory: Bool {
         switch self {
-        case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom: true
+        case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom,
+            .cacheTierGet, .cacheTierGetRandom:
+            true
         default: false
         }
     }

@@ -69,7 +69,8 @@ enum CacheWorkload: String, CaseIterable {
     var unit: Unit {
         switch self {
         case .memorySet, .memorySetRandom, .memoryGet, .memoryGetRandom, .cacheMemoryGet, .cacheMemoryGetRandom,
-            .cacheTierGet, .cacheTierGetRandom, .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor, .diskSetFloor:
+            .cacheTierGet, .cacheTierGetRandom, .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor,
+            .diskSetFloor:
             .nanoseconds
         case .largeSet, .largeGet, .crc32: .microseconds
         case .diskOpen, .trim, .statistics: .milliseconds

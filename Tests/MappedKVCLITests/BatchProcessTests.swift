@@ -88,4 +88,42 @@ struct BatchProcessTests {
             print("batches across processes: \(snapshots) snapshots, \(kills) kills, all whole")
         }
     }
+
+    @Test("a batched read sees only whole batches while another process writes them")
+    func batchedReadDuringBatches() throws {
+        try TemporaryDirectory.with { tmp in
+            let root = tmp.path("root")
+            try CLI.succeed(["set", "--create"] + CLI.store(root, "s") + ["--multi-process", "a", "b"])
+            let store = try MappedKV(
+                id: "s", directory: root, configuration: Configuration(isMultiProcess: true))
+            defer { store.close() }
+            let input = try tmp.write(Self.script(rounds: 150), to: "script.txt")
+            let writer = Process()
+            writer.executableURL = try CLI.binary.get()
+            writer.arguments = ["apply", "--create"] + CLI.store(root, "s") + ["--multi-process"]
+            writer.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
+            writer.standardOutput = FileHandle.nullDevice
+            writer.standardError = FileHandle.nullDevice
+            try writer.run()
+            var reads = 0
+            var rounds = Set<Substring>()
+            func roundsRead() throws -> Set<Substring> {
+                let values = try store.values(forKeys: Self.keys, as: String.self)
+                return Set(values.map { $0?.prefix { $0 != ":" } ?? "absent" })
+            }
+            repeat {
+                let read = try roundsRead()
+                reads += 1
+                guard read.count == 1, let round = read.first else {
+                    Issue.record("a batched read mixed batches: \(read.sorted())")
+                    break
+                }
+                rounds.insert(round)
+            } while writer.isRunning
+            writer.waitUntilExit()
+            #expect(writer.terminationStatus == 0)
+            #expect(try roundsRead() == ["150"])
+            print("batched reads across processes: \(reads) reads, \(rounds.count) distinct batches seen, all whole")
+        }
+    }
 }

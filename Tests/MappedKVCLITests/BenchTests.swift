@@ -20,8 +20,8 @@ struct BenchTests {
             }
             #expect(
                 names == [
-                    "set_int32", "set_string", "get_int32", "get_string", "remove", "reopen_load", "batch_set_int32",
-                    "small_set_int32",
+                    "set_int32", "set_string", "get_int32", "get_int32_random", "batch_get_int32", "get_string",
+                    "remove", "reopen_load", "batch_set_int32", "small_set_int32",
                 ], "\(result)")
         }
     }

@@ -9,7 +9,9 @@ struct BenchCommand: ParsableCommand {
         abstract: "Time set/get/remove/reopen workloads on a fresh store; prints NAME<TAB>VALUE lines.",
         discussion: """
             set_int32, set_string, get_int32, get_string and remove are nanoseconds per operation; \
-            reopen_load is nanoseconds for one close, reopen and full load of a store of N Int32 keys, \
+            get_int32_random reads the keys of get_int32 in a random order fixed by a seed (so the \
+            processor cannot predict the next key's memory); batch_get_int32 is nanoseconds per key of \
+            the same random order read 64 keys a call through MappedKV.values(forKeys:as:). reopen_load is nanoseconds for one close, reopen and full load of a store of N Int32 keys, \
             averaged over 5 reopens. batch_set_int32 is nanoseconds per set of N Int32 keys written 100 per \
             MappedKV.batch; small_set_int32 is nanoseconds per set of --small-sets sets round-robin over 10 \
             Int32 keys of a store with default options (a small store that compacts often). \
@@ -81,6 +83,28 @@ struct BenchCommand: ParsableCommand {
                     for i in 0..<n { sum &+= Int64(try store.int32(forKey: intKeys[i]) ?? 0) }
                 } / perOp
             ))
+        let randomKeys = Self.shuffled(intKeys)
+        var randomSum: Int64 = 0
+        results.append(
+            (
+                "get_int32_random",
+                try elapsedNanoseconds {
+                    for i in 0..<n { randomSum &+= Int64(try store.int32(forKey: randomKeys[i]) ?? 0) }
+                } / perOp
+            ))
+        let groups = stride(from: 0, to: n, by: Self.batchReadSize).map {
+            Array(randomKeys[$0..<min($0 + Self.batchReadSize, n)])
+        }
+        var batchSum: Int64 = 0
+        results.append(
+            (
+                "batch_get_int32",
+                try elapsedNanoseconds {
+                    for group in groups {
+                        for value in try store.values(forKeys: group, as: Int32.self) { batchSum &+= Int64(value ?? 0) }
+                    }
+                } / perOp
+            ))
         var totalBytes = 0
         results.append(
             (
@@ -100,9 +124,10 @@ struct BenchCommand: ParsableCommand {
 
         let expectedSum = (0..<n).reduce(Int64(0)) { $0 &+ Int64(Int32(truncatingIfNeeded: $1)) }
         let expectedBytes = strings.reduce(0) { $0 + $1.utf8.count }
-        guard sum == expectedSum, totalBytes == expectedBytes else {
+        guard sum == expectedSum, randomSum == expectedSum, batchSum == expectedSum, totalBytes == expectedBytes else {
             printError(
-                "benchmark check failed: sum \(sum) (expected \(expectedSum)), bytes \(totalBytes) (expected \(expectedBytes))"
+                "benchmark check failed: sums \(sum), \(randomSum), \(batchSum) (expected \(expectedSum)), "
+                    + "bytes \(totalBytes) (expected \(expectedBytes))"
             )
             throw ExitCode.failure
         }
@@ -129,6 +154,26 @@ struct BenchCommand: ParsableCommand {
         results.append(("small_set_int32", try smallStoreSets(configuration)))
 
         for (name, value) in results { print("\(name)\t\(Int(value.rounded()))") }
+    }
+
+    /// Keys a call of batch_get_int32 reads.
+    static let batchReadSize = 64
+
+    /// `keys` in a random order fixed by a seed (SplitMix64 and Fisher–Yates), the same every run.
+    static func shuffled(_ keys: [String]) -> [String] {
+        var state: UInt64 = 0x6765_745F_7261_6E64
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        var result = keys
+        for i in stride(from: result.count - 1, to: 0, by: -1) {
+            result.swapAt(i, Int(next() % UInt64(i + 1)))
+        }
+        return result
     }
 
     /// Nanoseconds per set of `keys.count` Int32 values written 100 per batch on a fresh store.

@@ -1,0 +1,32 @@
+import MappedKVFormat
+
+// Several keys in one read: one lock, one check for other processes' changes, and the memory
+// reads of a group of keys started together (Store/StoreCore+BatchedReads.swift). The values a
+// call returns are from one state of the store, as a single get's is.
+extension MappedKV {
+    /// The values of `keys` decoded as `type`, in the order of `keys`, with nil for each key that
+    /// is absent (or expired). Equal to calling ``value(forKey:as:)`` for each key, but in one
+    /// call under the store's lock, so every value is from the same state of the store, even
+    /// while other processes write; and faster for many keys, because the memory reads of up to
+    /// 64 keys are started together instead of one after another.
+    ///
+    /// ```swift
+    /// let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kv-values").path
+    /// let store = try MappedKV(id: "limits", directory: dir)
+    /// try store.set(Int32(10), forKey: "burst")
+    /// try store.set(Int32(50), forKey: "rate")
+    /// let limits = try store.values(forKeys: ["burst", "rate", "quota"], as: Int32.self)
+    /// assert(limits == [10, 50, nil])
+    /// ```
+    ///
+    /// With metrics on, a call counts as one get.
+    ///
+    /// - Throws: ``MappedKVError/valueDecodingFailed(key:type:reason:)`` for the first key whose
+    ///   stored bytes cannot be a `V` (no values are returned then), or an I/O error.
+    public func values<V: PayloadCodable & Sendable>(
+        forKeys keys: [String], as type: V.Type = V.self
+    ) throws(MappedKVError) -> [V?] {
+        metrics?.countGet()
+        return try withCore { (core) throws(MappedKVError) -> [V?] in try core.values(forKeys: keys, as: V.self) }
+    }
+}

@@ -36,20 +36,16 @@ package final class SharedMemoryLock {
 
     /// The lock file's path.
     package let path: String
-    // Every lock and unlock reads and writes the counts. Release builds skip the dynamic
-    // exclusivity checks on them (they cost more than the atomic operations), which is sound
-    // because the owner serializes every call; debug builds keep the checks.
 
     /// Nested shared locks held.
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
-    package private(set) var sharedCount = 0
+    package var sharedCount: Int { sharedLevels }
     /// Nested exclusive locks held.
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
-    package private(set) var exclusiveCount = 0
+    package var exclusiveCount: Int { exclusiveLevels }
+    // Every lock and unlock reads and writes the counts. They are private, so that the optimizer
+    // sees every access and drops the dynamic exclusivity checks a class's stored `var` otherwise
+    // pays on each one (they cost more than the atomic operations); the owner serializes calls.
+    private var sharedLevels = 0
+    private var exclusiveLevels = 0
 
     private let file: FileDescriptor
     private let region: MappedRegion
@@ -80,13 +76,13 @@ package final class SharedMemoryLock {
     /// the store while it may still hold the lock (after an I/O failure).
     package func releaseAll() {
         guard isHeld else { return }
-        sharedCount = 0
-        exclusiveCount = 0
+        sharedLevels = 0
+        exclusiveLevels = 0
         release()
     }
 
     /// Whether any lock is held.
-    package var isHeld: Bool { sharedCount > 0 || exclusiveCount > 0 }
+    package var isHeld: Bool { sharedLevels > 0 || exclusiveLevels > 0 }
 
     /// Opens the lock file at `path`, creating it whole if it does not exist (written under a
     /// temporary name and linked into place, so no opener ever sees it half written).
@@ -153,7 +149,7 @@ package final class SharedMemoryLock {
     /// - Returns: nil if the lock is busy; otherwise whether the lock state changed, as ``lock(_:)``.
     package func tryLockExclusive() throws(SystemError) -> Bool? {
         if isHeld {
-            exclusiveCount += 1
+            exclusiveLevels += 1
             return false
         }
         var ownerDied = false
@@ -164,15 +160,15 @@ package final class SharedMemoryLock {
             else { return nil }
             ownerDied = true
         }
-        exclusiveCount = 1
+        exclusiveLevels = 1
         return ownerDied || cfutex_load(lastHolder) != nonce
     }
 
     /// Releases one level of `kind`; the lock is released when no level is left.
     package func unlock(_ kind: LockKind) throws(SystemError) {
         switch kind {
-        case .shared: precondition(sharedCount > 0, "unlocking a shared lock that is not held")
-        case .exclusive: precondition(exclusiveCount > 0, "unlocking an exclusive lock that is not held")
+        case .shared: precondition(sharedLevels > 0, "unlocking a shared lock that is not held")
+        case .exclusive: precondition(exclusiveLevels > 0, "unlocking an exclusive lock that is not held")
         }
         count(kind, by: -1)
         if !isHeld { release() }
@@ -180,8 +176,8 @@ package final class SharedMemoryLock {
 
     private func count(_ kind: LockKind, by delta: Int) {
         switch kind {
-        case .shared: sharedCount += delta
-        case .exclusive: exclusiveCount += delta
+        case .shared: sharedLevels += delta
+        case .exclusive: exclusiveLevels += delta
         }
     }
 

@@ -9,18 +9,16 @@ package final class CFBStream {
     /// Holds the current keystream block, overwritten byte by byte with ciphertext as it is produced.
     /// 16 bytes owned by this stream (a fixed buffer: no array checks on the per-byte path).
     private let register: UnsafeMutablePointer<UInt8>
-    // A stream is used by one thread at a time and never reentrantly; release builds skip the
-    // dynamic exclusivity checks on its two counters (three per call, a third of an append's
-    // encryption cost), debug builds keep them.
-    #if DEBUG
+    // A stream is used by one thread at a time and never reentrantly. Its two counters are
+    // private, so that release builds see every access and drop the dynamic exclusivity checks
+    // (three per call, a third of an append's encryption cost when they were paid).
     /// How many bytes of the current block have been used (0 to 15).
     private var num: Int
     /// The stream offset of the next byte.
-    package private(set) var offset: Int
-    #else
-    @exclusivity(unchecked) private var num: Int
-    @exclusivity(unchecked) package private(set) var offset: Int
-    #endif
+    private var streamOffset: Int
+
+    /// The stream offset of the next byte.
+    package var offset: Int { streamOffset }
 
     /// A stream at offset 0 with `iv`.
     ///
@@ -33,7 +31,7 @@ package final class CFBStream {
         register = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
         register.initialize(from: iv, count: 16)
         num = 0
-        offset = 0
+        streamOffset = 0
     }
 
     /// A stream placed at `ciphertext.count`, the end of an existing ciphertext that began at offset 0 with `iv`.
@@ -49,7 +47,7 @@ package final class CFBStream {
         if blockStart >= 16 {
             UnsafeMutableRawPointer(register).copyMemory(from: ciphertext.baseAddress! + blockStart - 16, byteCount: 16)
         }
-        offset = blockStart
+        streamOffset = blockStart
         // Feed the partial block's existing ciphertext through the decryptor: that leaves exactly the
         // state an encryptor would have after producing it.
         if position > blockStart {
@@ -71,7 +69,7 @@ package final class CFBStream {
         self.register = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
         self.register.initialize(from: register, count: 16)
         self.num = num
-        self.offset = offset
+        self.streamOffset = offset
     }
 
     /// Encrypts `bytes` in place, continuing the stream.
@@ -156,7 +154,7 @@ package final class CFBStream {
             position = (position + span) & 15
         }
         num = position
-        offset += count
+        streamOffset += count
     }
 
     /// XORs `count` bytes (at most 16) of `input` with the keystream into `output` (which may be

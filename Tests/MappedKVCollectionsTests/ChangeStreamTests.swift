@@ -158,7 +158,7 @@ struct ChangeStreamTests {
         let items = collections.bucket("items", of: Item.self)
         let hub = items.indexes.changeFeeds
         let changes = items.changes()
-        weak var feed = changes.feed
+        weak let feed = changes.feed
         let started = AsyncStream.makeStream(of: Void.self)
         let reader = Task {
             var seen: [BucketChange] = []

@@ -46,7 +46,6 @@ struct ExclusiveSection: ~Copyable, @unchecked Sendable {  // the gate is a sema
 
     /// Whether a call on this thread may touch the store now: no section is open, or this thread
     /// holds it. Read under the store's mutex, which orders it after every section's start.
-    @inline(__always)
     func admitsCurrentThread() -> Bool {
         let holder = holder.load(ordering: .relaxed)
         return holder == 0 || holder == Self.currentThread
@@ -145,7 +144,6 @@ extension SharedStore {
 
     /// Runs `body` on the store under its mutex, unless another thread holds the exclusive
     /// section: then it returns nil without running it. One relaxed load in the steady state.
-    @inline(__always)
     func withCoreUnlessSectionHeldElsewhere<R: Sendable>(
         _ body: (StoreCore) throws(MappedKVError) -> R
     ) throws(MappedKVError) -> R? {

@@ -56,7 +56,6 @@ struct CompactionPlan {
     }
 
     /// The offset, counted from the end of the holder, where the live record now at `start` goes.
-    @inline(__always)
     func newStart(ofRecordAt start: Int) -> Int {
         let word = start >> 6
         let below = isLive[word] & ((1 << UInt64(start & 63)) &- 1)

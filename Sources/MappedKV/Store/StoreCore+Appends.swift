@@ -144,7 +144,6 @@ extension StoreCore {
     /// Appends the `count` bytes that `write` puts in place (given where they start) to `bytes`:
     /// written into a temporary buffer (on the stack when small) and appended from there, as an
     /// array cannot grow by bytes it has not initialized.
-    @inline(__always)
     private static func appendWritten(_ count: Int, to bytes: inout [UInt8], _ write: (UnsafeMutableRawPointer) -> Void)
     {
         withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in

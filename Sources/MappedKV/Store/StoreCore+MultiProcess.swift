@@ -60,7 +60,6 @@ extension StoreCore {
     /// leaves the stamp alone, an MMKV `trim` that shrinks the file without a sequence increment
     /// (2.10), truncates to more than the region, rounded up to whole pages, so it keeps that page:
     /// the append cannot fault, and a later one past the page catches up and remaps.
-    @inline(__always)
     private func appendNeedsNoCatchUp(_ files: StoreFiles, maxLength: Int) -> Bool {
         guard files.metaStamp() == observed, !index.isEmpty, !needsRandomIV, meta.version >= .flag else {
             return false

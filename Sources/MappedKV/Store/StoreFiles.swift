@@ -63,7 +63,6 @@ final class StoreFiles {
     var dataFileBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(data.bytes) }
 
     /// The sequence, CRC and size in the shared meta mapping: three loads, no system call.
-    @inline(__always)
     func metaStamp() -> MetaStamp {
         guard meta.length >= MetaInfo.size else { return MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0) }
         return MetaStamp(stored: UnsafeRawBufferPointer(meta.bytes))

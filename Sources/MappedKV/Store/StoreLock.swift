@@ -23,7 +23,6 @@ enum StoreLock {
 
     /// Takes the lock; true if another process may have written since (see ``FileLock/lock(_:)``
     /// and ``SharedMemoryLock/lock(_:)``).
-    @inline(__always)
     func lock(_ kind: LockKind) throws(SystemError) -> Bool {
         switch self {
         case .file(let lock): try lock.lock(kind)
@@ -40,7 +39,6 @@ enum StoreLock {
     }
 
     /// Releases one level of `kind`.
-    @inline(__always)
     func unlock(_ kind: LockKind) throws(SystemError) {
         switch self {
         case .file(let lock): try lock.unlock(kind)

@@ -300,7 +300,6 @@ enum TypedBucketIndex {
 
     /// Sets the value of entry `id` (nil: not in the index); `prefix` is the entry key's
     /// ``KeyPrefix``, computed once for all the indexes.
-    @inline(__always)
     func set(_ value: IndexValue?, for id: UInt32, prefix: UInt64) {
         switch self {
         case .int(let index): index.set(value, for: id, prefix: prefix)
@@ -310,7 +309,6 @@ enum TypedBucketIndex {
     }
 
     /// ``AnyBucketIndex/walk(_:descending:after:_:)``, called on the specialized index.
-    @inline(__always)
     func walk(_ conditions: [QueryCondition], descending: Bool, after cursor: QueryCursor?, _ visit: (UInt32) -> Bool) {
         switch self {
         case .int(let index): index.walk(conditions, descending: descending, after: cursor, visit)

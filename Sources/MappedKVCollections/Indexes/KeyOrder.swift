@@ -38,11 +38,9 @@ final class KeyOrder {
 
     /// Adds the entry `id`, whose key's ``KeyPrefix`` is `prefix`; an ID in the order already
     /// stays where it is.
-    @inline(__always)
     func insert(_ id: UInt32, prefix: UInt64) { ordered.set(KeyOrderMark(), for: id, prefix: prefix) }
 
     /// Takes out the entry `id`, whose key's ``KeyPrefix`` is `prefix`.
-    @inline(__always)
     func remove(_ id: UInt32, prefix: UInt64) { ordered.set(nil, for: id, prefix: prefix) }
 
     /// The IDs of the first `limit` keys after `key` (from the first key if nil), in order.

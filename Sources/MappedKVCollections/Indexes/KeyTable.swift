@@ -48,17 +48,14 @@ final class KeyTable {
     var assignedIDs: [UInt32] { slots.compactMap { $0 == 0 ? nil : UInt32(Self.index(of: $0)) } }
 
     /// The index in `keys` of an occupied slot's ID.
-    @inline(__always)
     private static func index(of slot: UInt64) -> Int { Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1 }
 
     /// The slot for `id` of a key whose hash is `hash`.
-    @inline(__always)
     private static func slot(_ id: UInt32, hash: Int) -> UInt64 {
         UInt64(truncatingIfNeeded: hash) << 32 | (UInt64(id) + 1)
     }
 
     /// The hash of `key`'s UTF-8 bytes.
-    @inline(__always)
     private func hash(_ key: String) -> Int {
         var key = key
         return Int(truncatingIfNeeded: key.withUTF8 { hasher.hash(UnsafeRawBufferPointer($0)) })

@@ -154,7 +154,6 @@ extension OrderedIndex {
     }
 
     /// The number of elements in the leaf at `slot` of pool group `group`.
-    @inline(__always)
     func leafCount(group: Int, slot: Int) -> Int {
         Int(leafCounts[Int(groupLeaves[group * Self.groupCapacity + slot])])
     }
@@ -162,7 +161,6 @@ extension OrderedIndex {
     // MARK: Moving elements within a pool
 
     /// Moves the elements at `start..<end` of `array` up by one (`end` is within the node).
-    @inline(__always)
     static func openGap<T>(_ array: inout [T], at start: Int, end: Int) {
         guard end > start else { return }
         array.withUnsafeMutableBufferPointer { buffer in
@@ -174,7 +172,6 @@ extension OrderedIndex {
 
     /// Moves the elements at `start..<end` of `array` up by one and puts `value` at `start`, with
     /// one uniqueness check of the array (`end` is within the node).
-    @inline(__always)
     static func put<T>(_ value: T, into array: inout [T], at start: Int, end: Int) {
         array.withUnsafeMutableBufferPointer { buffer in
             precondition(start >= 0 && start <= end && end < buffer.count, "a node has room for one more element")
@@ -186,7 +183,6 @@ extension OrderedIndex {
 
     /// Moves the elements at `start + 1..<end` of `array` down by one and puts `placeholder` at
     /// `end - 1`.
-    @inline(__always)
     static func closeGap<T>(_ array: inout [T], at start: Int, end: Int, placeholder: T) {
         array.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress, end > start else { return }

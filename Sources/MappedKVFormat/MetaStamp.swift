@@ -11,7 +11,6 @@ public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible 
     public var actualSize: UInt32
 
     /// A stamp from its fields.
-    @inlinable
     public init(sequence: UInt32, crcDigest: UInt32, actualSize: UInt32) {
         self.sequence = sequence
         self.crcDigest = crcDigest

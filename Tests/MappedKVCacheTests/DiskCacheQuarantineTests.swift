@@ -129,7 +129,11 @@ import Testing
         #expect(try reopened.value(forKey: "large") == Self.fileValue)
     }
 
-    @Test func opensRacingOnADamagedManifestQuarantineItOnce() throws {
+    /// Eight races of four opens each: an open that loses the race can still hold the manifest's
+    /// mode lock while its own load fails (with the shared-memory lock it loads after releasing the
+    /// `flock`), which the quarantine must wait out rather than take for a process that has the
+    /// manifest open.
+    @Test(arguments: 0..<8) func opensRacingOnADamagedManifestQuarantineItOnce(race: Int) throws {
         let dir = CacheTestDirectory("quarantine")
         try damagedCache(dir, .zeroedMeta)
         let opened = Mutex<[DiskCache]>([])
@@ -143,8 +147,8 @@ import Testing
                 failures.withLock { $0.append("\(error)") }
             }
         }
-        #expect(failures.withLock { $0 } == [])
-        #expect(DiskFixtures.names(in: dir.file("quarantine")).count == 1)
+        #expect(failures.withLock { $0 } == [], "race \(race)")
+        #expect(DiskFixtures.names(in: dir.file("quarantine")).count == 1, "race \(race)")
         for cache in opened.withLock({ $0 }) {
             #expect(try cache.entries().isEmpty)
             cache.close()

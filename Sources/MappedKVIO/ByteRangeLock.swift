@@ -31,6 +31,22 @@ package enum ByteRangeLock {
         }
     }
 
+    /// ``tryLock(_:offset:length:kind:)``, waiting out a conflicting holder that lets go within
+    /// about a quarter second: a child forked by another thread that has not yet called `exec`,
+    /// or an open in progress that fails and closes its descriptors. A holder that keeps its lock
+    /// is still refused.
+    package static func lockWaitingOutBriefHolders(
+        _ file: FileDescriptor, offset: Int, length: Int, kind: LockKind
+    ) throws(SystemError) -> Bool {
+        var delay: UInt32 = 500
+        for _ in 0..<10 {
+            if try tryLock(file, offset: offset, length: length, kind: kind) { return true }
+            usleep(delay)
+            delay = min(delay * 2, 64_000)
+        }
+        return try tryLock(file, offset: offset, length: length, kind: kind)
+    }
+
     /// `F_OFD_GETLK` (the same value on every Linux architecture).
     private static let getLockCommand: Int32 = 36
 

@@ -125,13 +125,7 @@ extension StoreFiles {
     /// with them the locks of descriptors this process has since closed; such a conflict is gone
     /// within milliseconds. A store really open in another mode stays locked and is reported.
     static func takeModeLock(_ metaFile: FileDescriptor, kind: LockKind) throws(SystemError) -> Bool {
-        var delay: UInt32 = 500
-        for _ in 0..<10 {
-            if try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: kind) { return true }
-            usleep(delay)
-            delay = min(delay * 2, 64_000)
-        }
-        return try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: kind)
+        try ByteRangeLock.lockWaitingOutBriefHolders(metaFile, offset: 1, length: 1, kind: kind)
     }
 
     /// Refuses to create one file of a pair when the other holds data: a fresh file beside it

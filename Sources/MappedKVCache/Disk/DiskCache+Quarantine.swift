@@ -96,7 +96,10 @@ extension DiskCache {
             metaFile = file
             let alone = try fileCall { () throws(SystemError) -> Bool in
                 _ = try FileLock(file).lock(.exclusive)
-                return try takeModeLockAlone(file)
+                // With the shared-memory lock, an open releases the flock before it loads the
+                // store and holds the mode lock until its failed load has closed the files: such
+                // an opener is waited out; one that has the manifest open is not.
+                return try ByteRangeLock.lockWaitingOutBriefHolders(file, offset: 1, length: 1, kind: .exclusive)
             }
             guard alone else {
                 logger.error(
@@ -126,21 +129,6 @@ extension DiskCache {
         logger.error(
             "quarantined a damaged cache manifest and its value files; the cache starts empty",
             metadata: ["damage": "\(damage)", "quarantine": "\(folder)"])
-    }
-
-    /// Takes the manifest's mode lock (byte 1 of its meta file) exclusively, waiting out an open
-    /// that holds it only until it fails: with the shared-memory lock, an open releases the `flock`
-    /// before it loads the store, and holds the mode lock shared until the load has failed and it
-    /// has closed the files, a few milliseconds. A process that has the manifest open holds the
-    /// lock for good: after about two thirds of a second of waiting, it is still refused.
-    private static func takeModeLockAlone(_ metaFile: FileDescriptor) throws(SystemError) -> Bool {
-        var delay: UInt32 = 500
-        for _ in 0..<12 {
-            if try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: .exclusive) { return true }
-            usleep(delay)
-            delay = min(delay * 2, 128_000)
-        }
-        return try ByteRangeLock.tryLock(metaFile, offset: 1, length: 1, kind: .exclusive)
     }
 
     /// `<YYYYMMDDTHHMMSSZ>-<16 random hex digits>` for `milliseconds` since 1970.

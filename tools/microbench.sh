@@ -23,8 +23,7 @@ case "${1:-}" in
         cc -O2 "$here/microbench/memory-latency.c" -o "$out/latency"
         "$out/latency" ;;
     large-read)
-        cc -O2 -I"$here/../Sources/CCRC32/include" "$here/microbench/large-read.c" \
-            "$here/../Sources/CCRC32/crc32_fold.c" -o "$out/large-read"
+        cc -O2 -I"$here/../Sources/CCRC32/include" "$here/microbench/large-read.c" -o "$out/large-read"
         "$out/large-read" ;;
     coherence)
         swiftc -O "$here/microbench/coherence-floor.swift" -o "$out/coherence"

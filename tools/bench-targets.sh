@@ -186,7 +186,9 @@ print(f"Floors: an uncontended flock(LOCK_EX)/flock(LOCK_UN) pair {flock_pair:,.
 print("| target | figure | floor | ratio | limit | met |")
 print("|---|---|---:|---:|---:|---|")
 def row(target, figure, floor, ratio, limit):
-    print(f"| {target} | {figure} | {floor} | {ratio:.2f}x | {limit:.2f}x | {verdict(ratio <= limit)} |")
+    # Two decimals, or three where two would print the limit itself for a ratio over it.
+    shown = f"{ratio:.2f}" if f"{ratio:.2f}" != f"{limit:.2f}" or ratio <= limit else f"{ratio:.3f}"
+    print(f"| {target} | {figure} | {floor} | {shown}x | {limit:.2f}x | {verdict(ratio <= limit)} |")
 for name in ["set_int32", "set_string", "remove"]:
     multi, single = median[("multi-process", name)], median[("plain", name)]
     row(f"flock mode {name}: multi-process − single-process", f"{multi - single:,.0f} ns ({multi:,.0f} − {single:,.0f})",

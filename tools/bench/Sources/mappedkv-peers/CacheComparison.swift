@@ -171,7 +171,7 @@ struct CacheResults {
             + "in the same order for every design and round.\n"
             + "- statistics: on the reopened cache of N entries (count and bytes).\n"
             + "- large_set / large_get: \(sizes.largeValues) values of 1 MiB under new keys, then read back after a "
-            + "reopen; per value. crc32_1mib: the CRC-32 of one of those values in memory, checksummed once untimed first so it is in the processor's cache, as a get's chunks are when it checks them.\n"
+            + "reopen; per value. crc32_1mib: the CRC-32 of one of those values in memory, checksummed once untimed first so it is in the processor's cache, as a get's chunks are when it checks them. large_get_floor (the plain file only): the same values set into another directory, reopened and each read whole and then checksummed, the least a checked get adds to a read.\n"
             + "- trim: a separate cache of \(Format.grouped(Double(sizes.trimEntries))) entries, reopened, trimmed to half "
             + "(least recently used first).\n"
         for design in designs where design != .plainFile && sizes.keyCount(design) < sizes.n {

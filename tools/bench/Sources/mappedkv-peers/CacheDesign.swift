@@ -58,7 +58,8 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
                 + "trim: sort the index by access date and unlink the oldest; statistics: count the index and sum its sizes"
         case .plainFile:
             "the floor of the 1 MiB workload: one file per value, written to a temporary name and renamed, read whole "
-                + "(open, fstat, read, close), with the same calls as the file-based designs"
+                + "(open, fstat, read, close), with the same calls as the file-based designs; large_get_floor: the same "
+                + "read of values written into another directory, each followed by its CRC-32"
         case .baseline:
             "memory rows: `Mutex<[String: [UInt8]]>` (Synchronization) with a FIFO ring of keys evicting the oldest "
                 + "at the count limit N, nothing else; disk rows: MappedKV `Configuration(isMultiProcess: true, "
@@ -95,6 +96,7 @@ enum CacheDesign: String, CaseIterable, ExpressibleByArgument {
             results.merge(try CacheWorkloads.runLarge(FilePerEntryCache.self, data: data, directory: directory)) { $1 }
         case .plainFile:
             results = try CacheWorkloads.runLarge(PlainFileStore.self, data: data, directory: directory)
+            results.merge(try CacheWorkloads.runLargeFloor(data: data, directory: directory)) { $1 }
         case .baseline:
             results = try MemoryWorkloads.run(FIFODictionaryCache.self, data: data, entries: sizes.n)
             results.merge(

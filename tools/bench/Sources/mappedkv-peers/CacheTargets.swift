@@ -115,6 +115,15 @@ struct RatioTarget {
                 name: "1 MiB checked get: (large_get − plain file's large_get) / crc32_1mib",
                 numerator: .difference(.mappedkv, .largeGet, minus: .plainFile, .largeGet),
                 denominator: .median(.baseline, .crc32), limit: 1.1))
+        targets.append(
+            RatioTarget(
+                name: "large_get_floor: (read + CRC-32 − plain file's large_get) / crc32_1mib",
+                numerator: .difference(.plainFile, .largeGetFloor, minus: .plainFile, .largeGet),
+                denominator: .median(.baseline, .crc32), limit: nil))
+        targets.append(
+            RatioTarget(
+                name: "large_get: DiskCache / large_get_floor",
+                numerator: .median(.mappedkv, .largeGet), denominator: .median(.plainFile, .largeGetFloor), limit: nil))
         for workload in [CacheWorkload.diskGet, .diskGetRandom] {
             targets.append(
                 RatioTarget(

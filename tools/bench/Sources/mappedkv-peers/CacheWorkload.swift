@@ -45,6 +45,11 @@ enum CacheWorkload: String, CaseIterable {
     case largeSet = "large_set"
     /// Gets of those values after a reopen (checked).
     case largeGet = "large_get"
+    /// The floor of a checked 1 MiB get, timed on the plain file only: `large_set`'s sets into
+    /// another directory and a reopen, then each value read whole and its CRC-32 taken (checked
+    /// against the value's): what a get that checks its value must do at least, beside the
+    /// plain file's `large_get`, a read that checks nothing.
+    case largeGetFloor = "large_get_floor"
     /// The CRC-32 of a 1 MiB value in the processor's cache (`CRC32.update`): what a checked get
     /// adds to a read.
     case crc32 = "crc32_1mib"
@@ -72,7 +77,7 @@ enum CacheWorkload: String, CaseIterable {
             .cacheTierGet, .cacheTierGetRandom, .diskSet, .diskSetRandom, .diskGet, .diskGetRandom, .diskGetFloor,
             .diskSetFloor:
             .nanoseconds
-        case .largeSet, .largeGet, .crc32: .microseconds
+        case .largeSet, .largeGet, .largeGetFloor, .crc32: .microseconds
         case .diskOpen, .trim, .statistics: .milliseconds
         }
     }

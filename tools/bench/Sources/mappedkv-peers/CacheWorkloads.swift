@@ -261,6 +261,38 @@ enum CacheWorkloads {
         return results
     }
 
+    /// `large_get_floor`: the values of `runLarge` set into a new ``PlainFileStore`` in
+    /// `directory` and read back after a reopen, each value's CRC-32 taken right after its read
+    /// (checked against the value's own); µs per value.
+    static func runLargeFloor(data: CacheData, directory: String) throws -> CacheFigures {
+        let keys = data.largeKeys
+        let values = data.largeValues
+        let expected = values.map { value in value.withUnsafeBytes { CRC32.update(0, $0) } }
+        let path = "\(directory)/large-floor"
+        let store = try PlainFileStore(directory: path)
+        for i in 0..<keys.count { try store.set(values[i], forKey: keys[i]) }
+        try store.close()
+        let reopened = try PlainFileStore(directory: path)
+        settle()
+        var crcs: [UInt32] = []
+        crcs.reserveCapacity(keys.count)
+        var bytes = 0
+        var tags: UInt64 = 0
+        let elapsed = try Clock.measure {
+            for i in 0..<keys.count {
+                if let value = try reopened.value(forKey: keys[i]) {
+                    crcs.append(value.withUnsafeBytes { CRC32.update(0, $0) })
+                    bytes += value.count
+                    tags &+= CacheData.tag(value)
+                }
+            }
+        }
+        try reopened.close()
+        guard crcs == expected else { throw BenchError("large_get_floor: a value's CRC-32 differs from its own") }
+        try check("PlainFileStore", "large_get_floor", bytes: bytes, tags: tags, count: keys.count, size: CacheData.largeSize)
+        return [.largeGetFloor: elapsed / Double(keys.count)]
+    }
+
     /// Writes back every dirty page of the system (untimed).
     static func settle() { sync() }
 

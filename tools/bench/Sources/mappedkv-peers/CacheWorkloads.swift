@@ -289,7 +289,9 @@ enum CacheWorkloads {
         }
         try reopened.close()
         guard crcs == expected else { throw BenchError("large_get_floor: a value's CRC-32 differs from its own") }
-        try check("PlainFileStore", "large_get_floor", bytes: bytes, tags: tags, count: keys.count, size: CacheData.largeSize)
+        try check(
+            "PlainFileStore", CacheWorkload.largeGetFloor.rawValue, bytes: bytes, tags: tags, count: keys.count,
+            size: CacheData.largeSize)
         return [.largeGetFloor: elapsed / Double(keys.count)]
     }
 

@@ -156,6 +156,43 @@ package struct FileDescriptor: Sendable {
         }
     }
 
+    /// Writes all of `buffers`, one after another, from `offset` on: one `pwritev` (at most 1024
+    /// buffers), then more after a short write, from where it stopped. A header and a value are
+    /// written without first being copied into one buffer, in the one call a single `pwrite`
+    /// would take.
+    package func write(_ buffers: [UnsafeRawBufferPointer], at offset: Int) throws(SystemError) {
+        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
+            (vectors) throws(SystemError) in
+            var count = 0
+            for buffer in buffers where buffer.count > 0 {
+                // pwritev reads through the pointer only; iovec has no constant variant.
+                let start = UnsafeMutableRawPointer(mutating: buffer.baseAddress)
+                vectors[count] = iovec(iov_base: start, iov_len: buffer.count)
+                count += 1
+            }
+            guard let base = vectors.baseAddress else { return }
+            var first = 0  // the first vector not yet written whole
+            var done = 0
+            while first < count {
+                let n = try syscall("pwritev", path: path) {
+                    pwritev(rawValue, base + first, Int32(min(count - first, 1024)), off_t(offset + done))
+                }
+                // A regular file takes at least a byte of a write, or fails it; anything else
+                // must not loop forever.
+                guard n > 0 else { throw SystemError("pwritev", path: path, errno: EIO) }
+                done += n
+                var rest = n
+                while first < count && rest >= vectors[first].iov_len {
+                    rest -= vectors[first].iov_len
+                    first += 1
+                }
+                if rest > 0, let start = vectors[first].iov_base {
+                    vectors[first] = iovec(iov_base: start + rest, iov_len: vectors[first].iov_len - rest)
+                }
+            }
+        }
+    }
+
     /// Flushes the file's data to disk (`fdatasync`).
     package func synchronize() throws(SystemError) {
         _ = try syscall("fdatasync", path: path) { fdatasync(rawValue) }

@@ -82,6 +82,26 @@ struct FileDescriptorTests {
         }
     }
 
+    @Test("write(_:at:) with several buffers writes them one after another from the offset, skipping empty ones")
+    func vectorWrite() throws {
+        try TemporaryDirectory.with { directory in
+            let path = directory.file("vector")
+            let file = try FileDescriptor.open(path, access: .readWriteCreate)
+            defer { file.close() }
+            let head = pattern(6, seed: 1)
+            let body = pattern(3 * PageSize.current + 5, seed: 2)
+            try head.withUnsafeBytes { head in
+                try body.withUnsafeBytes { body in
+                    try file.write([head, UnsafeRawBufferPointer(start: nil, count: 0), body], at: 10)
+                }
+            }
+            #expect(try file.size() == 10 + head.count + body.count)
+            #expect(try file.read(count: 1 << 20, at: 0) == [UInt8](repeating: 0, count: 10) + head + body)
+            try file.write([], at: 0)
+            #expect(try file.size() == 10 + head.count + body.count)
+        }
+    }
+
     @Test("readWriteCreate creates the file with mode 0600 and close-on-exec, and keeps existing bytes")
     func readWriteCreate() throws {
         try TemporaryDirectory.with { directory in

@@ -76,6 +76,28 @@ struct ShortWriteTests {
         }
     }
 
+    @Test("a vectored write across RLIMIT_FSIZE resumes inside the buffer it stopped in and throws EFBIG")
+    func vectorWriteAcrossLimit() throws {
+        try TemporaryDirectory.with { directory in
+            let path = directory.file("limited")
+            let file = try FileDescriptor.open(path, access: .readWriteCreate)
+            defer { file.close() }
+            // The limit falls 30 bytes into the second buffer: the first pwritev writes 50 bytes.
+            let first = pattern(20, seed: 1)
+            let second = pattern(100, seed: 2)
+            let error = try withFileSizeLimit(Self.limit) {
+                #expect(throws: SystemError.self) {
+                    try first.withUnsafeBytes { first in
+                        try second.withUnsafeBytes { second in try file.write([first, second], at: Self.limit - 50) }
+                    }
+                }
+            }
+            #expect(error == SystemError("pwritev", path: path, errno: EFBIG))
+            #expect(try file.size() == Self.limit)
+            #expect(try file.read(count: 100, at: Self.limit - 50) == first + Array(second[0..<30]))
+        }
+    }
+
     @Test("under the limit a write is whole; at the limit it fails at once and writes nothing")
     func writesBelowAndAtLimit() throws {
         try TemporaryDirectory.with { directory in

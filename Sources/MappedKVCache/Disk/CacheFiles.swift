@@ -45,33 +45,33 @@ struct CacheFiles: Sendable {
 
     /// Writes `value` to a new temporary file and returns its path; the caller renames it into place.
     ///
-    /// One `pwrite` of the whole file: the page cache then holds it in the large folios one write
-    /// makes, which a read copies out faster than the small ones of split writes. Only with
-    /// `halfway` (a crash test's fault point) is the file written in two halves, `halfway` called
-    /// between them.
+    /// One `pwritev` of the header and the value where it lies (encrypted into a copy first if the
+    /// cache is), so a plain value is not copied: the page cache then holds the file in the large
+    /// folios one write makes, which a read copies out faster than the small ones of split writes.
+    /// Only with `halfway` (a crash test's fault point) is the file written in two halves,
+    /// `halfway` called between them.
     func writeTemporary(_ value: [UInt8], halfway: (() -> Void)? = nil) throws(CacheError) -> String {
         let path = temporaryDirectory + "/\(getpid())-\(FileNames.random()).tmp"
-        var bytes = Self.magic + [Self.version, cryptKey == nil ? 0 : 1]
-        bytes.reserveCapacity(bytes.count + 16 + value.count)
+        var header = Self.magic + [Self.version, cryptKey == nil ? 0 : 1]
+        var body = value  // shared, not copied, unless encrypted below
         if let cryptKey {
             try cryptoCall { () throws(CryptoFailure) in
                 let iv = try SecureRandom.bytes(16)
-                bytes += iv
-                let start = bytes.count
-                bytes += value
-                try CFBStream(key: cryptKey.aesKey, iv: iv).encrypt(&bytes, from: start)
+                header += iv
+                try CFBStream(key: cryptKey.aesKey, iv: iv).encrypt(&body)
             }
-        } else {
-            bytes += value
         }
         try fileCall { () throws(SystemError) in
             let file = try FileDescriptor.open(path, access: .createNew)
             defer { file.close() }
-            let half = halfway == nil ? bytes.count : bytes.count / 2
-            try bytes.withRawBytes { (raw) throws(SystemError) in
-                try file.write(UnsafeRawBufferPointer(rebasing: raw[..<half]), at: 0)
-                halfway?()
-                try file.write(UnsafeRawBufferPointer(rebasing: raw[half...]), at: half)
+            try header.withRawBytes { (header) throws(SystemError) in
+                try body.withRawBytes { (body) throws(SystemError) in
+                    guard let halfway else { return try file.write([header, body], at: 0) }
+                    let half = body.count / 2
+                    try file.write([header, UnsafeRawBufferPointer(rebasing: body[..<half])], at: 0)
+                    halfway()
+                    try file.write(UnsafeRawBufferPointer(rebasing: body[half...]), at: header.count + half)
+                }
             }
         }
         return path

@@ -115,32 +115,17 @@ package struct FileDescriptor: Sendable {
     package func read(
         into buffers: [UnsafeMutableRawBufferPointer], at offset: Int, untilEnd: Bool = true
     ) throws(SystemError) -> Int {
-        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
-            (vectors) throws(SystemError) -> Int in
-            var count = 0
-            for buffer in buffers where buffer.count > 0 {
-                vectors[count] = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
-                count += 1
-            }
-            guard let base = vectors.baseAddress else { return 0 }
-            var first = 0  // the first vector not yet full
-            var done = 0
-            while first < count {
+        let raw = buffers.lazy.map { UnsafeRawBufferPointer($0) }
+        return try IOVectors.with(raw) { (vectors) throws(SystemError) -> Int in
+            while !vectors.isComplete {
+                let done = vectors.transferred
                 let n = try syscall("preadv", path: path) {
-                    preadv(rawValue, base + first, Int32(count - first), off_t(offset + done))
+                    vectors.withRemaining { preadv(rawValue, $0, $1, off_t(offset + done)) }
                 }
-                done += n
+                vectors.advance(by: n)
                 if n == 0 || !untilEnd { break }
-                var rest = n
-                while first < count && rest >= vectors[first].iov_len {
-                    rest -= vectors[first].iov_len
-                    first += 1
-                }
-                if rest > 0, let start = vectors[first].iov_base {
-                    vectors[first] = iovec(iov_base: start + rest, iov_len: vectors[first].iov_len - rest)
-                }
             }
-            return done
+            return vectors.transferred
         }
     }
 
@@ -161,34 +146,16 @@ package struct FileDescriptor: Sendable {
     /// written without first being copied into one buffer, in the one call a single `pwrite`
     /// would take.
     package func write(_ buffers: [UnsafeRawBufferPointer], at offset: Int) throws(SystemError) {
-        try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
-            (vectors) throws(SystemError) in
-            var count = 0
-            for buffer in buffers where buffer.count > 0 {
-                // pwritev reads through the pointer only; iovec has no constant variant.
-                let start = UnsafeMutableRawPointer(mutating: buffer.baseAddress)
-                vectors[count] = iovec(iov_base: start, iov_len: buffer.count)
-                count += 1
-            }
-            guard let base = vectors.baseAddress else { return }
-            var first = 0  // the first vector not yet written whole
-            var done = 0
-            while first < count {
+        try IOVectors.with(buffers) { (vectors) throws(SystemError) in
+            while !vectors.isComplete {
+                let done = vectors.transferred
                 let n = try syscall("pwritev", path: path) {
-                    pwritev(rawValue, base + first, Int32(min(count - first, 1024)), off_t(offset + done))
+                    vectors.withRemaining { pwritev(rawValue, $0, $1, off_t(offset + done)) }
                 }
                 // A regular file takes at least a byte of a write, or fails it; anything else
                 // must not loop forever.
                 guard n > 0 else { throw SystemError("pwritev", path: path, errno: EIO) }
-                done += n
-                var rest = n
-                while first < count && rest >= vectors[first].iov_len {
-                    rest -= vectors[first].iov_len
-                    first += 1
-                }
-                if rest > 0, let start = vectors[first].iov_base {
-                    vectors[first] = iovec(iov_base: start + rest, iov_len: vectors[first].iov_len - rest)
-                }
+                vectors.advance(by: n)
             }
         }
     }

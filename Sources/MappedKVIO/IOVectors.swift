@@ -5,19 +5,19 @@ import Glibc
 // transferred, in order, so a call after a short one goes on from where it stopped.
 
 /// The `iovec`s of a vectored transfer and its progress.
-struct IOVectors: ~Copyable {
+package struct IOVectors: ~Copyable {
     /// The most buffers one call takes (`IOV_MAX` on Linux).
-    static let callLimit = 1024
+    package static let callLimit = 1024
 
     private let vectors: UnsafeMutableBufferPointer<iovec>
     private var count = 0
     /// The first vector not transferred whole.
     private var first = 0
     /// The bytes transferred so far.
-    private(set) var transferred = 0
+    package private(set) var transferred = 0
 
     /// Calls `body` with the vectors of the non-empty `buffers`, in order.
-    static func with<Buffers: Collection<UnsafeRawBufferPointer>, R>(
+    package static func with<Buffers: Collection<UnsafeRawBufferPointer>, R>(
         _ buffers: Buffers, _ body: (inout IOVectors) throws(SystemError) -> R
     ) throws(SystemError) -> R {
         try withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(1, buffers.count)) {
@@ -36,18 +36,18 @@ struct IOVectors: ~Copyable {
     private init(vectors: UnsafeMutableBufferPointer<iovec>) { self.vectors = vectors }
 
     /// Whether every byte has been transferred.
-    var isComplete: Bool { first == count }
+    package var isComplete: Bool { first == count }
 
     /// Calls `transfer` with the vectors still to go (at most ``callLimit``) and their count;
     /// returns what it returns.
-    func withRemaining(_ transfer: (UnsafePointer<iovec>, Int32) -> Int) -> Int {
+    package func withRemaining(_ transfer: (UnsafePointer<iovec>, Int32) -> Int) -> Int {
         guard let base = vectors.baseAddress else { return 0 }
         return transfer(base + first, Int32(min(count - first, Self.callLimit)))
     }
 
     /// Records that a call transferred `n` more bytes: the vectors it filled or emptied are done,
     /// and the one it stopped inside now starts past what it took.
-    mutating func advance(by n: Int) {
+    package mutating func advance(by n: Int) {
         transferred += n
         var rest = n
         while first < count && rest >= vectors[first].iov_len {

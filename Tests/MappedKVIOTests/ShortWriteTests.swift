@@ -76,7 +76,7 @@ struct ShortWriteTests {
         }
     }
 
-    @Test("a vectored write across RLIMIT_FSIZE resumes inside the buffer it stopped in and throws EFBIG")
+    @Test("a vectored write across RLIMIT_FSIZE goes round again after the short pwritev and throws EFBIG")
     func vectorWriteAcrossLimit() throws {
         try TemporaryDirectory.with { directory in
             let path = directory.file("limited")

@@ -51,6 +51,14 @@ package enum Directory {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// Flushes the directory at `path` to disk (`fsync` on the directory), so that the names
+    /// created, removed or renamed in it survive a power loss.
+    package static func synchronize(_ path: String) throws(SystemError) {
+        let fd = try syscall("open", path: path) { Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { _ = Glibc.close(fd) }
+        _ = try syscall("fsync", path: path) { fsync(fd) }
+    }
+
     /// Renames `source` to `destination`, replacing it atomically if it exists (`rename(2)`).
     package static func rename(_ source: String, to destination: String) throws(SystemError) {
         _ = try syscall("rename", path: source) { Glibc.rename(source, destination) }

@@ -59,6 +59,10 @@ public struct Configuration: Sendable {
     /// options' label prefix (see ``MetricsOptions``); nil, the default, reports nothing and
     /// creates no metric.
     public var metrics: MetricsOptions?
+    /// When writes reach the disk: at ``MappedKV/sync()`` and ``MappedKV/close()`` (the default),
+    /// on every write, or also at an interval (``Durability``). Every open of a store in one
+    /// process shares the first open's level.
+    public var durability: Durability
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,
     /// creating it if it does not exist.
@@ -66,9 +70,11 @@ public struct Configuration: Sendable {
         isReadOnly: Bool = false, isMultiProcess: Bool = false, expectedCapacity: Int = 0,
         cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
         comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true,
-        processLock: ProcessLock = .flock, storeKind: StoreKind? = nil, metrics: MetricsOptions? = nil
+        processLock: ProcessLock = .flock, storeKind: StoreKind? = nil, metrics: MetricsOptions? = nil,
+        durability: Durability = .atSync
     ) {
         self.metrics = metrics
+        self.durability = durability
         self.processLock = processLock
         self.storeKind = storeKind
         self.isReadOnly = isReadOnly

@@ -25,6 +25,9 @@ public struct RecoveryProposal: Sendable, Equatable, CustomStringConvertible {
         case currentCRC = "current CRC"
         /// The running CRC equals the CRC of the last full write-back (MMKV's `lastConfirmed`).
         case lastConfirmed = "last confirmed write-back"
+        /// The size and CRC equal a checkpoint MappedKV recorded in the meta file: a recent write
+        /// or the last durability point (docs/FORMAT.md 3.5).
+        case checkpoint = "recorded checkpoint"
         /// The CRC covers the region but decoding stops at a bad record; the records before it are kept.
         case decodablePrefix = "records before the first undecodable one"
         /// Nothing could be verified; recovery keeps an empty store.

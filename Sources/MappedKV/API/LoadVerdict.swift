@@ -7,6 +7,9 @@ public enum LoadVerdict: Sendable, Equatable, CustomStringConvertible {
     case losslessRepair(String)
     /// The files are damaged: what the recovery handler would be told.
     case damaged(DamageEvent)
+    /// A crash lost writes made after the last durability point; the next read-write open
+    /// rewrites the kept state (``CrashLossReport``).
+    case crashLoss(CrashLossReport)
 
     /// `sound`, what a lossless repair would do, or the damage found.
     public var description: String {
@@ -14,6 +17,7 @@ public enum LoadVerdict: Sendable, Equatable, CustomStringConvertible {
         case .sound: "sound"
         case .losslessRepair(let what): "repairable without loss: \(what)"
         case .damaged(let event): "damaged: \(event.reason)"
+        case .crashLoss(let report): "writes lost to a crash: \(report)"
         }
     }
 }

@@ -189,6 +189,14 @@ public final class MappedKV: KeyValueAccess, Sendable {
         (try? withCore { (core) throws(MappedKVError) -> RecoveryReport? in core.recoveryReport }) ?? nil
     }
 
+    /// What the last load of this store's files that found writes lost to a crash kept and lost
+    /// (at open, or reloading after another process's change), or nil if no load found any. A
+    /// crash that costs only writes made after the last durability point is not damage: no
+    /// handler is asked and nothing is copied aside (<doc:Durability>).
+    public var crashLossReport: CrashLossReport? {
+        (try? withCore { (core) throws(MappedKVError) -> CrashLossReport? in core.crashLossReport }) ?? nil
+    }
+
     /// A snapshot of the store's file-level state.
     public func info() throws(MappedKVError) -> StoreInfo {
         try withCore { (core) throws(MappedKVError) -> StoreInfo in try core.info() }

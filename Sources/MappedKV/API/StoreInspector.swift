@@ -125,6 +125,7 @@ public enum StoreInspector {
             case .sound: break
             case .losslessRepair(let what): report.problem = report.problem ?? "repairable without loss: \(what)"
             case .damaged(let event): report.problem = report.problem ?? "\(event.kind): \(event.reason)"
+            case .crashLoss(let loss): report.problem = report.problem ?? "writes lost to a crash: \(loss)"
             }
         }
         return report
@@ -137,12 +138,17 @@ public enum StoreInspector {
             case nil: return .sound
             case .headerSize:
                 return .losslessRepair("the header holds the size the CRC covers (\(region.meta.actualSize) bytes)")
+            case .checkpoint:
+                return .losslessRepair(
+                    "the meta's CRC is wrong, but a recorded checkpoint vouches for all \(region.meta.actualSize) bytes"
+                )
             case .interruptedAppend:
                 return .losslessRepair(
                     "an append was interrupted before its size was stored; the CRC covers \(region.meta.actualSize) bytes"
                 )
             }
         case .damaged(let finding): return .damaged(finding.event(storeID: id, isReadOnly: false))
+        case .crashLoss(let finding): return .crashLoss(finding.report(storeID: id, isReadOnly: false))
         }
     }
 

@@ -37,6 +37,8 @@ final class SharedStore: Sendable {
     /// The mode and access it was opened with.
     let isMultiProcess: Bool
     let isReadOnly: Bool
+    /// The thread that makes durability points at an interval (``Durability/interval(_:)``).
+    let flusher = Mutex<BackgroundFlusher?>(nil)
 
     private struct Subscriptions: Sendable {
         var subscribers = ChangeSubscribers()
@@ -224,6 +226,10 @@ enum StoreRegistry {
             let core = try StoreCore(location: location, configuration: configuration, logger: logger, signal: signal)
             guard let identity = core.fileIdentity else { throw .closed("the store was closed while opening") }
             let store = SharedStore(core: core, identity: identity, signal: signal)
+            if case .interval(let interval) = configuration.durability, !configuration.isReadOnly {
+                let started = BackgroundFlusher.start(for: store, every: interval)
+                store.flusher.withLock { $0 = started }
+            }
             entries[identity] = Entry(store: store, handles: 1)
             return store
         }
@@ -257,6 +263,11 @@ enum StoreRegistry {
             entries[store.identity] = nil
             return true
         }
-        if last { store.core.withLock { core in core.close() } }
+        guard last else { return }
+        store.flusher.withLock { flusher in
+            flusher?.stop()
+            flusher = nil
+        }
+        store.core.withLock { core in core.close() }
     }
 }

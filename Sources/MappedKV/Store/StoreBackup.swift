@@ -101,6 +101,11 @@ enum StoreBackup {
                 // The region is encrypted from the key's legacy IV; the restored meta records it.
                 meta.iv = InitializationVector(key.legacyIV) ?? .zero
             }
+        case .crashLoss(let finding):
+            throw .backupFailed(
+                id: id,
+                reason: "the backup's files lost writes to a crash (\(finding.report(storeID: id, isReadOnly: true))); "
+                    + "open the backup read-write once to keep its durable state, then restore")
         case .damaged(let finding):
             guard key == nil, finding.kind == .undecodable || finding.kind == .wrongKeySuspected else {
                 throw .backupFailed(id: id, reason: "the backup is damaged: \(finding.reason)")

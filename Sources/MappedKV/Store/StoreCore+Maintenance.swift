@@ -117,12 +117,4 @@ extension StoreCore {
             for slot in expired { index.remove(keyOf: slot, in: bytes) }
         }
     }
-
-    /// Flushes both files to disk.
-    func sync() throws(MappedKVError) {
-        let files = try openFiles()
-        guard !configuration.isReadOnly else { return }
-        try files.synchronizeData()
-        try files.synchronizeMeta()
-    }
 }

@@ -46,11 +46,18 @@ extension StoreCore {
     ) throws(MappedKVError) -> R {
         let files = try writableFiles()
         if isMemoryReleased { try reloadReleasedMemory(files) }
-        guard isMultiProcess else { return try body(files) }
+        isDirtySinceFlush = true
+        guard isMultiProcess else {
+            let result = try body(files)
+            try flushIfEveryWriteIsDurable(files)
+            return result
+        }
         let changed = try takeLock(files, .exclusive)
         defer { releaseLock(.exclusive) }
         if changed, !(maxLength.map { appendNeedsNoCatchUp(files, maxLength: $0) } ?? false) { try catchUp(files) }
-        return try body(files)
+        let result = try body(files)
+        try flushIfEveryWriteIsDurable(files)
+        return result
     }
 
     /// Whether an append of at most `maxLength` bytes may skip the catch-up (docs/FORMAT.md 6.3):

@@ -190,7 +190,11 @@ extension StoreCore {
         // plain store); MMKV leaves them, the commit erases them.
         let journal = WriteBackJournal(
             base: files.metaStamp(), fileSize: UInt64(newFileSize), meta: newMeta, region: stored)
-        try commit(files, journal, staleEnd: staleEnd ?? mirror.count, sync: needSync)
+        // MMKV does not flush the write-back of a first insert (`needSync`, which also sizes the
+        // file). Skipping the flush is safe only when the old region is empty: a rewrite of a
+        // region that held records, dead ones included, must reach the disk before its meta, or
+        // a power loss could leave the old checkpoints describing bytes that are gone.
+        try commit(files, journal, staleEnd: staleEnd ?? mirror.count, sync: needSync || !mirror.isEmpty)
         meta = newMeta
         mirror = fresh
         if let plan {

@@ -98,10 +98,15 @@ final class StoreCore {
     var pendingChanges: [ExternalChange] = []
     /// What the last load that found damage did about it.
     var recoveryReport: RecoveryReport?
+    /// What the last load that found writes lost to a crash kept and lost.
+    var crashLossReport: CrashLossReport?
     /// Whether ``releaseMemory()`` dropped the mirror and index; the next access reloads them.
     var isMemoryReleased = false {
         didSet { if isMemoryReleased { observedStamp.withdraw() } else { publishObserved() } }
     }
+    /// Whether this instance may have written since its last durability point (a write was
+    /// started), so that a close with nothing to flush costs nothing.
+    var isDirtySinceFlush = false
     /// How many compactions to make room this instance has done (they grow the reserve, FORMAT.md 2.10).
     var compactionsForRoom = 0
     /// The emptied buffers of the last write batch, for the next one (``takeSpareBatch()``).
@@ -144,6 +149,7 @@ final class StoreCore {
         self.files = files
         self.observedStamp = ObservedStamp(page: files.metaStructMapping())
         try adopt(state, files)
+        try ensureCheckpoints(files)
         try systemCall { () throws(SystemError) in
             try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive)
         }
@@ -168,6 +174,9 @@ final class StoreCore {
         observed = state.stamp
         isMemoryReleased = false
         if let report = state.recovery { recoveryReport = report }
+        if let report = state.crashLoss { crashLossReport = report }
+        // A repair of the meta's size was stored but not flushed.
+        if state.region.repair != nil { isDirtySinceFlush = true }
         if state.needsRewrite { try writeRecovery(files) }
     }
 
@@ -178,6 +187,7 @@ final class StoreCore {
 
     /// Closes the files; later calls fail with ``MappedKVError/closed(_:)``.
     func close() {
+        closeDurably()
         files?.close()
         files = nil
         observedStamp.withdraw()

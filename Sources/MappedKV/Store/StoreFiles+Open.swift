@@ -94,7 +94,8 @@ extension StoreFiles {
                 let meta = try MappedRegion(file: metaFile, length: try metaFile.size(), writable: !readOnly)
                 return StoreFiles(
                     location: location, isReadOnly: readOnly, dataFile: dataFile, metaFile: metaFile,
-                    data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile))
+                    data: data, meta: meta, lock: lock, identity: try FileIdentity(dataFile),
+                    createdFiles: !readOnly && (!dataExists || !metaExists))
             }
         } catch {
             closeBoth()

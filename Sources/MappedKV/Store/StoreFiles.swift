@@ -22,12 +22,15 @@ final class StoreFiles {
     let identity: FileIdentity
     /// Where the crash-simulation tests collect this store's writes; nil outside them.
     let recorder: WriteRecorder?
+    /// Whether this open created the files (or one of them), whose names are then not yet on disk.
+    let createdFiles: Bool
 
     /// Takes over files opened, locked and mapped by ``open(_:readOnly:multiProcess:processLock:createsIfMissing:)``.
     init(
         location: StoreLocation, isReadOnly: Bool, dataFile: FileDescriptor, metaFile: FileDescriptor,
-        data: MappedRegion, meta: MappedRegion, lock: StoreLock, identity: FileIdentity
+        data: MappedRegion, meta: MappedRegion, lock: StoreLock, identity: FileIdentity, createdFiles: Bool = false
     ) {
+        self.createdFiles = createdFiles
         self.location = location
         self.isReadOnly = isReadOnly
         self.dataFile = dataFile
@@ -225,6 +228,9 @@ final class StoreFiles {
             recorder?.record(
                 .meta(offset: MetaInfo.Offset.sequence + 4, bytes: Array(bytes[(MetaInfo.Offset.sequence + 4)...])))
             writeSequence(info.sequence)
+            addCheckpoint(
+                DurabilityCheckpoints.Checkpoint(
+                    actualSize: info.actualSize, crcDigest: info.crcDigest, sequence: info.sequence))
         case .crcAndSizeOnly:
             writeCRCAndSize(crc: info.crcDigest, actualSize: info.actualSize)
         }
@@ -239,6 +245,59 @@ final class StoreFiles {
         atomicMemoryFence(ordering: .releasing)
         meta.bytes.storeBytes(of: actualSize.littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
         recorder?.record(.meta(offset: MetaInfo.Offset.actualSize, bytes: littleEndianBytes(actualSize)))
+        let sequence = UInt32(
+            littleEndian: meta.bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.sequence, as: UInt32.self))
+        addCheckpoint(DurabilityCheckpoints.Checkpoint(actualSize: actualSize, crcDigest: crc, sequence: sequence))
+    }
+
+    // MARK: Checkpoints
+
+    /// Adds the state just stored in the meta to the ring of recent checkpoints (docs/FORMAT.md
+    /// 3.5), where the meta has one, so that a recovery after a power loss can find it.
+    private func addCheckpoint(_ checkpoint: DurabilityCheckpoints.Checkpoint) {
+        let mapped = UnsafeMutableRawBufferPointer(meta.bytes)
+        if let recorder, let slot = DurabilityCheckpoints.nextSlotOffset(in: UnsafeRawBufferPointer(mapped)) {
+            DurabilityCheckpoints.add(checkpoint, to: mapped)
+            recorder.record(.meta(offset: slot, bytes: DurabilityCheckpoints.serialized(checkpoint)))
+            recorder.record(
+                .meta(
+                    offset: DurabilityCheckpoints.Offset.written,
+                    bytes: Array(
+                        metaFileBytes[DurabilityCheckpoints.Offset.written..<(DurabilityCheckpoints.Offset.written + 4)]
+                    )))
+        } else {
+            DurabilityCheckpoints.add(checkpoint, to: mapped)
+        }
+    }
+
+    /// Whether the meta carries checkpoints.
+    var hasCheckpoints: Bool { DurabilityCheckpoints.isPresent(in: metaFileBytes) }
+
+    /// Records `checkpoint` as the durability point. The data it describes must be on disk
+    /// already; the meta is not flushed here.
+    func markDurable(_ checkpoint: DurabilityCheckpoints.Checkpoint) {
+        precondition(!isReadOnly && meta.length >= DurabilityCheckpoints.end, "meta file not sized for writing")
+        DurabilityCheckpoints.setDurable(checkpoint, in: meta.bytes)
+        recorder?.record(
+            .meta(offset: DurabilityCheckpoints.Offset.durable, bytes: DurabilityCheckpoints.serialized(checkpoint)))
+    }
+
+    /// Lays out the checkpoints in a meta that has none, with `durable` as the durability point.
+    /// The data it describes must be on disk already; the meta is not flushed here.
+    func initializeCheckpoints(durable: DurabilityCheckpoints.Checkpoint) {
+        precondition(!isReadOnly && meta.length >= DurabilityCheckpoints.end, "meta file not sized for writing")
+        DurabilityCheckpoints.initialize(meta.bytes, durable: durable)
+        recorder?.record(
+            .meta(
+                offset: DurabilityCheckpoints.Offset.magic,
+                bytes: Array(metaFileBytes[DurabilityCheckpoints.Offset.magic..<DurabilityCheckpoints.end])))
+    }
+
+    /// The state the meta in the mapping describes, as a checkpoint.
+    var storedCheckpoint: DurabilityCheckpoints.Checkpoint {
+        let stamp = metaStamp()
+        return DurabilityCheckpoints.Checkpoint(
+            actualSize: stamp.actualSize, crcDigest: stamp.crcDigest, sequence: stamp.sequence)
     }
 
     /// Tells other processes that the data file was resized: increments `meta`'s sequence (a meta
@@ -297,6 +356,10 @@ final class StoreFiles {
             if sync {
                 try file.synchronize()
                 recorder?.record(.sync(.journal))
+                // A journal flushed but not yet named on disk would be lost with the power, and the
+                // redo with it.
+                try Directory.synchronize(location.fileDirectory)
+                recorder?.record(.sync(.directory))
             }
         } catch {
             try? FileDescriptor.remove(location.journalPath)
@@ -323,18 +386,48 @@ final class StoreFiles {
         if target < data.length { try resizeData(to: target) }
         if sync { try synchronizeData() }
         writeMeta(journal.meta, .wholeStruct)
-        if sync { try synchronizeMeta() }
+        if sync {
+            // The region is on disk: the new state is the durability point.
+            if meta.length >= DurabilityCheckpoints.end {
+                markDurable(
+                    DurabilityCheckpoints.Checkpoint(
+                        actualSize: journal.meta.actualSize, crcDigest: journal.meta.crcDigest,
+                        sequence: journal.meta.sequence))
+            }
+            try synchronizeMeta()
+        }
     }
 
     /// Flushes the data file's mapping to disk.
     func synchronizeData() throws(MappedKVError) {
+        try injectedFlushFailure("msync")
         try systemCall { () throws(SystemError) in try data.synchronize() }
         recorder?.record(.sync(.data))
     }
 
     /// Flushes the meta file's mapping to disk.
     func synchronizeMeta() throws(MappedKVError) {
+        try injectedFlushFailure("msync")
         try systemCall { () throws(SystemError) in try meta.synchronize() }
         recorder?.record(.sync(.meta))
+    }
+
+    /// Throws the flush failure a test set on this store's recorder, if any.
+    private func injectedFlushFailure(_ operation: String) throws(MappedKVError) {
+        guard let code = recorder?.flushFailure.load(ordering: .relaxed), code != 0 else { return }
+        throw .system(SystemCallError(operation: operation, path: location.dataPath, errno: code))
+    }
+
+    /// Flushes the directory that holds the files, so that files created or removed in it keep
+    /// or lose their names across a power loss.
+    ///
+    /// - Parameter withParent: also flush the directory above, whose entry names this one (for
+    ///   files that may have been created in a directory made for them).
+    func synchronizeDirectory(withParent: Bool = false) throws(MappedKVError) {
+        try systemCall { () throws(SystemError) in
+            try Directory.synchronize(location.fileDirectory)
+            if withParent { try Directory.synchronize(location.fileDirectory + "/..") }
+        }
+        recorder?.record(.sync(.directory))
     }
 }

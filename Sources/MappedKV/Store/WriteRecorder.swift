@@ -18,11 +18,12 @@ enum FileWrite: Equatable, Sendable {
     case journal([UInt8])
     /// The write-back journal was deleted.
     case journalRemoved
-    /// A file was flushed to disk: writes before this survive a power loss.
+    /// A file was flushed to disk: writes before this survive a power loss. For the directory,
+    /// the files it names (the journal's creation or removal) do.
     case sync(StoreFile)
 
-    /// The files of a store.
-    enum StoreFile: Sendable { case data, meta, journal }
+    /// The files of a store, and the directory that names them.
+    enum StoreFile: Sendable { case data, meta, journal, directory }
 }
 
 /// Collects the writes a store makes to its files, for the crash-simulation tests.
@@ -35,6 +36,10 @@ final class WriteRecorder: Sendable {
     private static let registry = Mutex<[String: WriteRecorder]>([:])
     /// How many recorders are registered: read without the registry's lock on every open.
     private static let registeredCount = Atomic<Int>(0)
+
+    /// The error number that flushes of recorded stores fail with, 0 for none: how the tests
+    /// make `msync` report `EIO` or `ENOSPC`, which a real disk does only when it fails.
+    let flushFailure = Atomic<Int32>(0)
 
     /// The writes so far, oldest first.
     var writes: [FileWrite] { log.withLock { $0 } }

@@ -24,28 +24,39 @@ struct BenchCommand: ParsableCommand {
     var n: Int = 100_000
     @Option(name: .long, help: "Sets in the small_set_int32 workload (10 keys, round-robin).")
     var smallSets: Int = 1_000_000
+    @Flag(
+        name: .long,
+        help:
+            "Instead of the standard workloads, time sets and batches at every durability level (at sync, every write, a 10 ms interval) and print each as a ratio to the default (x1000)."
+    )
+    var durability = false
+    @Option(name: .long, help: "Sets (and keys in batches of 100) per level with --durability.")
+    var durabilitySets: Int = 2_000
     /// The key (an encrypted store is benchmarked with it), the mode, the lock and logging.
     @OptionGroup var access: StoreAccessOptions
 
     func validate() throws {
         guard n > 0 else { throw ValidationError("--n must be positive") }
         guard smallSets > 0 else { throw ValidationError("--small-sets must be positive") }
+        guard durabilitySets > 0 else { throw ValidationError("--durability-sets must be positive") }
     }
 
     func run() throws {
         access.noteLockWithoutMultiProcess()
         let configuration = Configuration(
             isMultiProcess: access.multiProcess, cryptKey: try access.resolvedKey(), processLock: access.lock)
-        try reportingErrors { try measure(configuration) }
+        try reportingErrors {
+            if durability { try measureDurability(configuration) } else { try measure(configuration) }
+        }
     }
 
-    private func elapsedNanoseconds(_ body: () throws -> Void) rethrows -> Double {
+    func elapsedNanoseconds(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
         return Double(DispatchTime.now().uptimeNanoseconds - start)
     }
 
-    private func fresh(_ id: String, _ configuration: Configuration) throws -> MappedKV {
+    func fresh(_ id: String, _ configuration: Configuration) throws -> MappedKV {
         for suffix in ["", ".crc", ".writeback", ".lock"] {
             try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)")
         }

@@ -76,6 +76,11 @@ struct RepairCommand: ParsableCommand {
                 print("kept: nothing (discarded)")
             }
             for path in report.quarantinedFiles { print("damaged copy: \(path)") }
+        } else if let loss = opened.crashLossReport {
+            print(
+                "writes lost to a crash: \(loss.lostWrites) or more (\(loss.lostBytes) bytes), all after the last durability point"
+            )
+            print("kept: \(loss.keptKeys) keys (\(loss.keptBytes) bytes); nothing copied aside")
         } else {
             print("repaired without loss")
         }

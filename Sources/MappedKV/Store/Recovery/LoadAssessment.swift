@@ -30,6 +30,9 @@ enum LosslessRepair: Equatable {
     /// A process died between storing an append's CRC and its size: the size is advanced to the
     /// record boundary whose running CRC equals the stored one.
     case interruptedAppend
+    /// The meta's CRC does not match its size, but a checkpoint (docs/FORMAT.md 3.5) of exactly
+    /// that size does: the region is the state it recorded, and only the meta's CRC is restored.
+    case checkpoint
 }
 
 /// Damage a load found, with the verified state a recovery would load.
@@ -53,6 +56,9 @@ enum LoadAssessment {
     case sound(SoundRegion)
     /// The region is damaged; the finding says what recovery would keep.
     case damaged(DamageFinding)
+    /// A crash lost the newest writes: the files hold a verified prefix that includes the last
+    /// durability point. Not damage; a writer rewrites the kept state without copying anything aside.
+    case crashLoss(CrashLossFinding)
 
     /// Assesses `dataFile` (the whole file, header included) against `storedMeta`, in MMKV's
     /// order (docs/FORMAT.md section 7) and then further:
@@ -60,8 +66,9 @@ enum LoadAssessment {
     /// 2. the header's size, if the meta's CRC covers exactly that (MMKV's downgrade-and-upgrade case);
     /// 3. a record boundary past the recorded size whose running CRC equals the meta's: an append
     ///    interrupted between its two meta stores, completed losslessly;
-    /// 4. otherwise damage, with the longest verified prefix as the proposal: a boundary with the
-    ///    meta's CRC, else the last confirmed write-back (MMKV's `lastConfirmed`), else nothing.
+    /// 4. the longest prefix something vouches for (a boundary with the meta's CRC, the last
+    ///    confirmed write-back, a checkpoint of docs/FORMAT.md 3.5): writes lost to a crash when
+    ///    it includes the last durability point, otherwise damage with that prefix as the proposal.
     ///
     /// A CRC-valid region that does not decode is damage too, never an empty store.
     /// Pure: reads the bytes it is given and nothing else. Throws only when libcrypto fails to
@@ -69,7 +76,9 @@ enum LoadAssessment {
     static func assess(
         dataFile: UnsafeRawBufferPointer, metaFile: UnsafeRawBufferPointer, key: CryptKey?
     ) throws(CryptoFailure) -> LoadAssessment {
-        let assessment = try assess(dataFile: dataFile, storedMeta: parseMeta(metaFile), key: key)
+        let assessment = try assess(
+            dataFile: dataFile, storedMeta: parseMeta(metaFile), key: key,
+            checkpoints: DurabilityCheckpoints.read(metaFile))
         // A meta file cut short of the struct (an empty one is a new store's) is damage even when
         // the bytes that remain describe the data: report it, proposing what they vouch for.
         guard metaFile.count > 0, metaFile.count < MetaInfo.size, case .sound(let region) = assessment else {
@@ -97,7 +106,8 @@ enum LoadAssessment {
 
     /// Assesses the data file against an already parsed meta.
     static func assess(
-        dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo, key: CryptKey?
+        dataFile: UnsafeRawBufferPointer, storedMeta: MetaInfo, key: CryptKey?,
+        checkpoints: DurabilityCheckpoints.Contents? = nil
     ) throws(CryptoFailure) -> LoadAssessment {
         let meta = storedMeta.normalized
         let header = RegionValidator.header(of: dataFile)
@@ -111,6 +121,14 @@ enum LoadAssessment {
             cipher: try key.map { (key) throws(CryptoFailure) in try meta.regionStream(for: key) }, repair: nil)
 
         if RegionValidator.isBlankMetaOverData(meta: meta, dataFile: dataFile) {
+            // A store made durable empty whose first write reached the data but not the meta.
+            if checkpoints != nil,
+                let loss = try crashLoss(
+                    stored: stored, meta: meta, header: header, key: key,
+                    scan: RegionScan(stored: stored, meta: meta, key: key), checkpoints: checkpoints)
+            {
+                return .crashLoss(loss)
+            }
             let proposal = RecoveryProposal(
                 basis: .nothing, keptBytes: 0, keptRecords: 0, keptKeys: 0,
                 droppedBytes: capacity, droppedRecords: 0, droppedKeys: [])
@@ -149,23 +167,39 @@ enum LoadAssessment {
         let kind: DamageKind = lengthIsValid ? .crcMismatch : .lengthError
         let claimedEnd = min(size, capacity)
 
-        let keep: Int
-        let basis: RecoveryProposal.Basis
-        if let end = scan.furthestBoundary(withCRC: meta.crcDigest), end > 0 || meta.crcDigest == 0 {
-            if meta.holdsActualSize, end > size, scan.crc(atBoundary: size) != nil {
-                var repaired = meta
-                repaired.actualSize = UInt32(end)
-                return try decodeStrictly(
-                    stored[0..<end], meta: repaired, header: header, key: key, repair: .interruptedAppend)
-            }
-            (keep, basis) = (end, .currentCRC)
-        } else if meta.holdsActualSize, case let last = Int(meta.lastConfirmedActualSize), last > 0,
-            scan.crc(atBoundary: last) == meta.lastConfirmedCRC
+        if let end = scan.furthestBoundary(withCRC: meta.crcDigest), end > 0 || meta.crcDigest == 0,
+            meta.holdsActualSize, end > size, scan.crc(atBoundary: size) != nil
         {
-            (keep, basis) = (last, .lastConfirmed)
-        } else {
-            (keep, basis) = (0, .nothing)
+            var repaired = meta
+            repaired.actualSize = UInt32(end)
+            return try decodeStrictly(
+                stored[0..<end], meta: repaired, header: header, key: key, repair: .interruptedAppend)
         }
+        if let exact = try checkpointAtClaimedSize(
+            stored: stored, meta: meta, header: header, key: key, scan: scan, checkpoints: checkpoints)
+        {
+            return exact
+        }
+        if let loss = try crashLoss(
+            stored: stored, meta: meta, header: header, key: key, scan: scan, checkpoints: checkpoints)
+        {
+            return .crashLoss(loss)
+        }
+        // The longest verified prefix; a checkpoint's that the current IV does not decrypt (one
+        // from before a rewrite) is passed over for the next.
+        var chosen = PrefixCandidate(size: 0, crc: 0, basis: .nothing)
+        for candidate in verifiedCandidates(scan: scan, meta: meta, checkpoints: checkpoints) {
+            chosen = candidate
+            guard candidate.basis == .checkpoint, candidate.size > 0 else { break }
+            var repaired = meta
+            repaired.actualSize = UInt32(candidate.size)
+            if case .sound = try decodeStrictly(
+                stored[0..<candidate.size], meta: repaired, header: header, key: key, repair: nil)
+            {
+                break
+            }
+        }
+        let (keep, basis) = (chosen.size, chosen.basis)
         let dropped = scan.records(in: keep..<max(keep, claimedEnd))
         var repaired = meta
         repaired.actualSize = UInt32(keep)
@@ -188,7 +222,7 @@ enum LoadAssessment {
     }
 
     /// Decodes a region the meta vouches for; anything that does not decode is damage.
-    private static func decodeStrictly(
+    static func decodeStrictly(
         _ stored: Slice<UnsafeRawBufferPointer>, meta: MetaInfo, header: UInt32, key: CryptKey?, repair: LosslessRepair?
     ) throws(CryptoFailure) -> LoadAssessment {
         // The mirror gets the whole region's capacity, so appends up to the file's end never reallocate it.

@@ -6,7 +6,7 @@ import MappedKVIO
 /// The copies are `<data file>.corrupt-<UTC time>` and the same name plus `.crc`, so the pair is
 /// itself a store (ID `<id>.corrupt-<UTC time>`) that `mappedkv verify` and `dump` can read.
 enum Quarantine {
-    /// Copies both files, flushed to disk, and returns their paths (data file first).
+    /// Copies both files, flushed to disk with their names, and returns their paths (data file first).
     ///
     /// A second recovery within the same second gets a `-2`, `-3`, ... suffix; existing files
     /// are never overwritten.
@@ -19,6 +19,8 @@ enum Quarantine {
             do {
                 try write(files.dataFileBytes, to: base)
                 try write(files.metaFileBytes, to: metaCopy)
+                // The recovery rewrites the store next: the copies must keep their names first.
+                try Directory.synchronize(files.location.fileDirectory)
             } catch {
                 if error.errno == EEXIST { continue }
                 throw .system(SystemCallError(error))

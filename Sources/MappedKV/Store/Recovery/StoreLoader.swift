@@ -17,6 +17,8 @@ enum StoreLoader {
         var stamp: MetaStamp
         /// What was done about damage, if any was found.
         var recovery: RecoveryReport?
+        /// The writes a crash lost, if the files show that.
+        var crashLoss: CrashLossReport?
         /// The state is a recovery that the files do not hold yet: a full write-back must follow.
         var needsRewrite = false
     }
@@ -98,6 +100,14 @@ enum StoreLoader {
                 }
             }
             return .loaded(LoadedState(region: region, stamp: files.metaStamp()))
+        case .crashLoss(let finding):
+            if access == .shared { return .needsExclusiveLock }
+            let report = finding.report(storeID: id, isReadOnly: access == .readOnly)
+            logger.warning("writes lost to a crash", metadata: ["id": "\(id)", "loss": "\(report)"])
+            return .loaded(
+                LoadedState(
+                    region: finding.kept, stamp: files.metaStamp(), crashLoss: report,
+                    needsRewrite: access == .exclusive))
         case .damaged(let finding):
             if access == .shared { return .needsExclusiveLock }
             return .loaded(

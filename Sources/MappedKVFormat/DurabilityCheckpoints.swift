@@ -1,0 +1,164 @@
+/// The checkpoints MappedKV keeps in the meta file's first sector, past MMKV's 112-byte struct
+/// (docs/FORMAT.md 3.5): the last durability point, and a ring of the most recent states the
+/// writers committed.
+///
+/// A power loss can leave the meta's sector newer than the data sectors it describes. The meta's
+/// own CRC then matches nothing on disk; these checkpoints are the other (size, CRC) pairs a
+/// recovery can hold the data against, so that it keeps the longest prefix something vouches for
+/// rather than the last full write-back. MMKV reads and writes only the first 112 bytes, from its
+/// own memory, so it never disturbs them; an MMKV writer does not add to them either, which only
+/// leaves a recovery fewer candidates.
+///
+/// Layout, all integers little-endian, every field an aligned 4-byte store:
+///
+/// | Offset | Size | Field |
+/// |---|---|---|
+/// | 112 | 4 | magic `MKVc` |
+/// | 116 | 4 | entries written so far (the next slot is this modulo ``slotCount``) |
+/// | 120 | 16 | the durability point: a ``Checkpoint`` |
+/// | 136 | 16 × 23 | the ring of recent checkpoints |
+///
+/// Everything lies in bytes 0 to 511, one 512-byte sector, which a disk writes whole: a power loss
+/// leaves the struct and its checkpoints from the same moment.
+package enum DurabilityCheckpoints {
+    /// A state of the data region: its used size and the CRC over it as stored, with the meta's
+    /// sequence at the time (for reports; a recovery holds only the size and CRC against the data).
+    package struct Checkpoint: Equatable, Hashable, Sendable, CustomStringConvertible {
+        package var actualSize: UInt32
+        package var crcDigest: UInt32
+        package var sequence: UInt32
+
+        package init(actualSize: UInt32, crcDigest: UInt32, sequence: UInt32) {
+            self.actualSize = actualSize
+            self.crcDigest = crcDigest
+            self.sequence = sequence
+        }
+
+        /// The check word stored after the fields: a checkpoint cut short by a killed writer, or
+        /// bytes that never held one, fail it.
+        var check: UInt32 {
+            var mixed = actualSize &* 0x9E37_79B1
+            mixed ^= (crcDigest &* 0x85EB_CA77).rotatedLeft(13)
+            mixed ^= (sequence &* 0xC2B2_AE3D).rotatedLeft(7)
+            return mixed ^ 0x27D4_EB2F
+        }
+
+        /// `size 120 crc 0x1234abcd seq 3`.
+        package var description: String {
+            "size \(actualSize) crc 0x\(String(crcDigest, radix: 16)) seq \(sequence)"
+        }
+    }
+
+    /// `MKVc`, read as a little-endian u32.
+    package static let magic: UInt32 = 0x634B_564D
+    /// The ring's slots.
+    package static let slotCount = 23
+    /// The bytes a checkpoint takes: size, CRC, sequence and check word.
+    package static let checkpointSize = 16
+
+    /// Byte offsets in the meta file.
+    package enum Offset {
+        package static let magic = MetaInfo.size
+        package static let written = MetaInfo.size + 4
+        package static let durable = MetaInfo.size + 8
+        package static let ring = MetaInfo.size + 24
+    }
+
+    /// The end of the last slot; the meta file must be at least this long to hold them.
+    package static let end = Offset.ring + slotCount * checkpointSize
+
+    /// What a meta file's checkpoints hold: nil if it has none (an MMKV store, a store older than
+    /// them, or a meta file too short).
+    package struct Contents: Equatable, Sendable {
+        /// The last durability point, if one was recorded and its check word holds.
+        package var durable: Checkpoint?
+        /// The ring's checkpoints whose check word holds, oldest first.
+        package var recent: [Checkpoint]
+        /// How many checkpoints were ever added to the ring.
+        package var written: UInt32
+    }
+
+    /// Whether `meta` (the meta file's bytes) carries checkpoints.
+    package static func isPresent(in meta: UnsafeRawBufferPointer) -> Bool {
+        meta.count >= end && load(meta, Offset.magic) == magic
+    }
+
+    /// Reads the checkpoints of a meta file, or nil if it has none.
+    package static func read(_ meta: UnsafeRawBufferPointer) -> Contents? {
+        guard isPresent(in: meta) else { return nil }
+        let written = load(meta, Offset.written)
+        var recent: [Checkpoint] = []
+        // Oldest first: from the slot after the newest, round the ring.
+        for step in 0..<slotCount {
+            let slot = (Int(written % UInt32(slotCount)) + step) % slotCount
+            if let checkpoint = checkpoint(in: meta, at: Offset.ring + slot * checkpointSize) {
+                recent.append(checkpoint)
+            }
+        }
+        return Contents(durable: checkpoint(in: meta, at: Offset.durable), recent: recent, written: written)
+    }
+
+    /// Lays out empty checkpoints with `durable` as the durability point, over whatever bytes
+    /// 112 to ``end`` held.
+    package static func initialize(_ meta: UnsafeMutableRawBufferPointer, durable: Checkpoint) {
+        precondition(meta.count >= end, "meta file too short for checkpoints")
+        for offset in stride(from: Offset.ring, to: end, by: 4) { store(meta, 0, offset) }
+        store(meta, 0, Offset.written)
+        write(durable, into: meta, at: Offset.durable)
+        store(meta, magic, Offset.magic)
+    }
+
+    /// Adds `checkpoint` to the ring, over its oldest slot. Does nothing where there are no checkpoints.
+    package static func add(_ checkpoint: Checkpoint, to meta: UnsafeMutableRawBufferPointer) {
+        guard meta.count >= end, load(UnsafeRawBufferPointer(meta), Offset.magic) == magic else { return }
+        let written = load(UnsafeRawBufferPointer(meta), Offset.written)
+        write(checkpoint, into: meta, at: Offset.ring + Int(written % UInt32(slotCount)) * checkpointSize)
+        store(meta, written &+ 1, Offset.written)
+    }
+
+    /// Records `checkpoint` as the durability point. Does nothing where there are no checkpoints.
+    package static func setDurable(_ checkpoint: Checkpoint, in meta: UnsafeMutableRawBufferPointer) {
+        guard isPresent(in: UnsafeRawBufferPointer(meta)) else { return }
+        write(checkpoint, into: meta, at: Offset.durable)
+    }
+
+    /// The slot `written` entries in writes next: for recording what ``add(_:to:)`` stores.
+    package static func nextSlotOffset(in meta: UnsafeRawBufferPointer) -> Int? {
+        guard isPresent(in: meta) else { return nil }
+        return Offset.ring + Int(load(meta, Offset.written) % UInt32(slotCount)) * checkpointSize
+    }
+
+    /// The 16 stored bytes of `checkpoint`.
+    package static func serialized(_ checkpoint: Checkpoint) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: checkpointSize)
+        bytes.withUnsafeMutableBytes { write(checkpoint, into: $0, at: 0) }
+        return bytes
+    }
+
+    static func checkpoint(in meta: UnsafeRawBufferPointer, at offset: Int) -> Checkpoint? {
+        let checkpoint = Checkpoint(
+            actualSize: load(meta, offset), crcDigest: load(meta, offset + 4), sequence: load(meta, offset + 8))
+        return load(meta, offset + 12) == checkpoint.check ? checkpoint : nil
+    }
+
+    // The fields first and the check word last, so that a writer killed halfway leaves a slot
+    // that fails its check rather than one that mixes two checkpoints.
+    static func write(_ checkpoint: Checkpoint, into meta: UnsafeMutableRawBufferPointer, at offset: Int) {
+        store(meta, checkpoint.actualSize, offset)
+        store(meta, checkpoint.crcDigest, offset + 4)
+        store(meta, checkpoint.sequence, offset + 8)
+        store(meta, checkpoint.check, offset + 12)
+    }
+
+    static func load(_ meta: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+        UInt32(littleEndian: meta.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    static func store(_ meta: UnsafeMutableRawBufferPointer, _ value: UInt32, _ offset: Int) {
+        meta.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
+    }
+}
+
+extension UInt32 {
+    fileprivate func rotatedLeft(_ count: UInt32) -> UInt32 { (self << count) | (self >> (32 - count)) }
+}

@@ -221,9 +221,11 @@ struct ScriptingTests {
             let metaURL = URL(fileURLWithPath: root + "/s.crc")
             let oldMeta = try Data(contentsOf: metaURL)
             try CLI.succeed(["set"] + store + ["second", "another value"])
-            // A meta write torn after the size and before the CRC: the new size, the old CRC.
+            // A meta write torn after the size and before the CRC: the new size, the old CRC; in
+            // a store without checkpoints (as MMKV writes it), which could vouch for the new size.
             var torn = try Data(contentsOf: metaURL)
             torn.replaceSubrange(0..<4, with: oldMeta[0..<4])
+            torn.replaceSubrange(112..<504, with: Data(count: 392))
             try torn.write(to: metaURL)
             func size(_ meta: Data) -> Int { Int(meta[28]) | Int(meta[29]) << 8 | Int(meta[30]) << 16 }
             let appended = size(torn) - size(oldMeta)
@@ -245,6 +247,27 @@ struct ScriptingTests {
             #expect(
                 repair.stdout.contains("dropped: \(appended) bytes holding 1 records never committed"), "\(repair)")
             #expect(try CLI.succeed(["keys"] + store).stdout == "first\n")
+        }
+    }
+
+    @Test("the same torn meta with MappedKV's checkpoints is repaired without loss: a checkpoint vouches for the size")
+    func tornMetaWithCheckpoints() throws {
+        try TemporaryDirectory.with { tmp in
+            let root = tmp.path("root")
+            let store = CLI.store(root, "s")
+            try CLI.succeed(["set", "--create"] + store + ["first", "value"])
+            let metaURL = URL(fileURLWithPath: root + "/s.crc")
+            let oldMeta = try Data(contentsOf: metaURL)
+            try CLI.succeed(["set"] + store + ["second", "another value"])
+            var torn = try Data(contentsOf: metaURL)
+            torn.replaceSubrange(0..<4, with: oldMeta[0..<4])
+            try torn.write(to: metaURL)
+
+            let verify = try CLI.run(["verify"] + store)
+            #expect(verify.stdout.contains("repairable without loss"), "\(verify)")
+            let repair = try CLI.succeed(["repair"] + store)
+            #expect(repair.stdout.contains("repaired without loss"), "\(repair)")
+            #expect(try CLI.succeed(["keys"] + store).stdout == "first\nsecond\n")
         }
     }
 }

@@ -8,19 +8,37 @@ import Testing
 @Suite("Recovery")
 struct RecoveryTests {
     /// A store with a full write-back of `a0...a9` (the last confirmed state) followed by appends
-    /// of `b0...b4` and a new value for `a0`.
+    /// of `b0...b4` (`beforeLast`) and a new value for `a0` (`full`), closed: `full` is its last
+    /// durability point.
     func storeWithAppendsAfterWriteBack(
         _ dir: TemporaryDirectory, key: CryptKey? = nil
     ) throws -> (confirmed: [String: [UInt8]], full: [String: [UInt8]]) {
+        let states = try statesOfStoreWithAppendsAfterWriteBack(dir, key: key)
+        return (states.confirmed, states.full)
+    }
+
+    func statesOfStoreWithAppendsAfterWriteBack(
+        _ dir: TemporaryDirectory, key: CryptKey? = nil
+    ) throws -> (confirmed: [String: [UInt8]], beforeLast: [String: [UInt8]], full: [String: [UInt8]]) {
         let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
         for i in 0..<10 { try store.set("first-\(i)", forKey: "a\(i)") }
         try store.rekey(to: key)  // a full write-back: lastConfirmed = this state
         let confirmed = try contents(of: store)
         for i in 0..<5 { try store.set("later-\(i)", forKey: "b\(i)") }
+        let beforeLast = try contents(of: store)
         try store.set("changed", forKey: "a0")
         let full = try contents(of: store)
         store.close()
-        return (confirmed, full)
+        return (confirmed, beforeLast, full)
+    }
+
+    /// Removes the checkpoints MappedKV keeps past MMKV's struct, as a store MMKV wrote has none.
+    func dropCheckpoints(_ dir: TemporaryDirectory) throws {
+        var meta = try #require(fileBytes(dir.file("s.crc")))
+        meta.replaceSubrange(
+            DurabilityCheckpoints.Offset.magic..<DurabilityCheckpoints.end,
+            with: [UInt8](repeating: 0, count: DurabilityCheckpoints.end - DurabilityCheckpoints.Offset.magic))
+        try writeFile(dir.file("s.crc"), meta)
     }
 
     func open(
@@ -42,12 +60,39 @@ struct RecoveryTests {
     }
 
     @Test(
-        "by default a CRC mismatch rolls back to the last confirmed write-back, keeping a copy of both files",
+        "by default a CRC mismatch keeps the longest verified prefix (a recorded checkpoint), keeping a copy of both files",
+        arguments: [false, true])
+    func defaultRecoveryKeepsTheLastCheckpoint(encrypted: Bool) throws {
+        let dir = TemporaryDirectory("recover-checkpoint")
+        let key = encrypted ? CryptKey(Array("k".utf8)) : nil
+        let (confirmed, beforeLast, full) = try statesOfStoreWithAppendsAfterWriteBack(dir, key: key)
+        var data = try #require(fileBytes(dir.file("s")))
+        let meta = try #require(fileBytes(dir.file("s.crc")))
+        let stored = try MetaInfo(parsing: meta)
+        data[4 + Int(stored.actualSize) - 1] ^= 0x01  // inside the last append, before the durability point
+        try writeFile(dir.file("s"), data)
+
+        let events = EventLog()
+        let store = try open(dir, key: key, events: events)
+        #expect(try contents(of: store) == beforeLast)
+        let event = try #require(events.all.first)
+        #expect(event.kind == .crcMismatch)
+        #expect(event.proposal.basis == .checkpoint)
+        #expect(event.proposal.keptKeys == beforeLast.count)
+        #expect(beforeLast != confirmed && beforeLast != full)
+        #expect(store.crashLossReport == nil)
+        store.close()
+        #expect(try quarantined(dir).count == 2)
+    }
+
+    @Test(
+        "without checkpoints (a store MMKV wrote) a CRC mismatch rolls back to the last confirmed write-back, keeping a copy of both files",
         arguments: [false, true])
     func defaultRecovery(encrypted: Bool) throws {
         let dir = TemporaryDirectory("recover")
         let key = encrypted ? CryptKey(Array("k".utf8)) : nil
         let (confirmed, full) = try storeWithAppendsAfterWriteBack(dir, key: key)
+        try dropCheckpoints(dir)
         var data = try #require(fileBytes(dir.file("s")))
         let meta = try #require(fileBytes(dir.file("s.crc")))
         let stored = try MetaInfo(parsing: meta)
@@ -121,7 +166,7 @@ struct RecoveryTests {
     @Test("a read-only open recovers in memory only")
     func readOnlyRecoversInMemory() throws {
         let dir = TemporaryDirectory("readonly")
-        let (confirmed, _) = try storeWithAppendsAfterWriteBack(dir)
+        let (_, confirmed, _) = try statesOfStoreWithAppendsAfterWriteBack(dir)
         var data = try #require(fileBytes(dir.file("s")))
         let meta = try #require(fileBytes(dir.file("s.crc")))
         data[4 + Int(try MetaInfo(parsing: meta).actualSize) - 2] ^= 0x10
@@ -220,7 +265,7 @@ struct RecoveryTests {
     @Test("multi-process: damage written by another process is found at the next read and recovered under the lock")
     func damageSeenByAnotherProcess() throws {
         let dir = TemporaryDirectory("mp")
-        let (confirmed, full) = try storeWithAppendsAfterWriteBack(dir)
+        let (_, confirmed, full) = try statesOfStoreWithAppendsAfterWriteBack(dir)
         let events = EventLog()
         let store = try MappedKV(
             id: "s", directory: dir.path,
@@ -231,9 +276,17 @@ struct RecoveryTests {
                     return .recover
                 }))
         #expect(try contents(of: store) == full)
-        // Another writer's append that went wrong: bytes past the end and a CRC that covers none of it.
-        let handle = try #require(FileHandle(forUpdatingAtPath: dir.file("s.crc")))
+        // Another writer's append that went wrong: bytes past the end and a CRC that covers none of
+        // it, and a flipped byte in the last record, before the durability point (a CRC and size
+        // alone that vouch for more than the data holds would be writes lost to a crash).
         let meta = try MetaInfo(parsing: try #require(fileBytes(dir.file("s.crc"))))
+        let dataHandle = try #require(FileHandle(forUpdatingAtPath: dir.file("s")))
+        try dataHandle.seek(toOffset: UInt64(4 + Int(meta.actualSize) - 1))
+        let last = try #require(try dataHandle.read(upToCount: 1)).first ?? 0
+        try dataHandle.seek(toOffset: UInt64(4 + Int(meta.actualSize) - 1))
+        dataHandle.write(Data([last ^ 0x01]))
+        try dataHandle.close()
+        let handle = try #require(FileHandle(forUpdatingAtPath: dir.file("s.crc")))
         try handle.seek(toOffset: 0)
         handle.write(Data(withUnsafeBytes(of: (meta.crcDigest ^ 0x5A5A).littleEndian) { Array($0) }))
         try handle.seek(toOffset: 28)

@@ -9,8 +9,8 @@ import Synchronization
 final class TemporaryDirectory {
     let path: String
 
-    init(_ name: String = "test") {
-        let base = FileManager.default.temporaryDirectory.path
+    init(_ name: String = "test", base: String? = nil) {
+        let base = base ?? FileManager.default.temporaryDirectory.path
         path = "\(base)/mappedkv-tests-\(name)-\(UUID().uuidString)"
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }

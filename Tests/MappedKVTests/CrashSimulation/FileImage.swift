@@ -9,6 +9,10 @@ struct FileImage: Equatable {
     var meta: [UInt8] = []
     /// The journal's bytes, or nil if there is no journal file.
     var journal: [UInt8]?
+    /// The data or meta file's name did not reach the disk (a power loss before the directory
+    /// was flushed after the store's creation).
+    var dataMissing = false
+    var metaMissing = false
 
     /// Applies `write`, or only its first `byteCount` bytes (a store or `write` cut by a kill).
     mutating func apply(_ write: FileWrite, byteCount: Int? = nil) {
@@ -39,8 +43,15 @@ struct FileImage: Equatable {
 
     /// Writes the image as store `id` in `directory`, replacing whatever is there.
     func materialize(id: String, in directory: String) throws {
-        try Data(data).write(to: URL(fileURLWithPath: "\(directory)/\(id)"))
-        try Data(meta).write(to: URL(fileURLWithPath: "\(directory)/\(id).crc"))
+        for (missing, bytes, path) in [
+            (dataMissing, data, "\(directory)/\(id)"), (metaMissing, meta, "\(directory)/\(id).crc"),
+        ] {
+            if !missing {
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+            } else if FileManager.default.fileExists(atPath: path) {
+                try FileManager.default.removeItem(atPath: path)
+            }
+        }
         let journalPath = "\(directory)/\(id).writeback"
         if let journal {
             try Data(journal).write(to: URL(fileURLWithPath: journalPath))

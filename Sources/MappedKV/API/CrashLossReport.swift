@@ -1,7 +1,7 @@
 /// Writes lost to a crash: what a load found when the meta file vouched for more than reached
 /// the disk, and the files still held everything up to the last durability point.
 ///
-/// This is the durability contract at work (<doc:Durability>), not damage: the store opens with
+/// This is the durability contract at work (<doc:DurabilityContract>), not damage: the store opens with
 /// the state after a prefix of its writes that includes every write made before the last
 /// ``MappedKV/sync()`` or ``MappedKV/close()``, and loses only newer ones. No recovery handler is
 /// asked and nothing is copied aside; a read-write open rewrites the kept state at once, so the

@@ -1,6 +1,6 @@
 /// When a store's writes reach the disk, so that a power loss cannot take them.
 ///
-/// Every level keeps the same contract (<doc:Durability>): after a durability point returns, a
+/// Every level keeps the same contract (<doc:DurabilityContract>): after a durability point returns, a
 /// power loss loses nothing written before it; between durability points it may lose writes,
 /// but only the newest ones, and the store then opens with the state after some prefix of its
 /// writes, reported in ``MappedKV/crashLossReport``. The levels differ in where the durability

@@ -192,7 +192,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// What the last load of this store's files that found writes lost to a crash kept and lost
     /// (at open, or reloading after another process's change), or nil if no load found any. A
     /// crash that costs only writes made after the last durability point is not damage: no
-    /// handler is asked and nothing is copied aside (<doc:Durability>).
+    /// handler is asked and nothing is copied aside (<doc:DurabilityContract>).
     public var crashLossReport: CrashLossReport? {
         (try? withCore { (core) throws(MappedKVError) -> CrashLossReport? in core.crashLossReport }) ?? nil
     }

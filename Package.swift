@@ -90,6 +90,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libFuzzer's driver entry point, declared for Swift: no code, nothing to link unless
+        // tools/fuzz.sh builds with -sanitize=fuzzer.
+        .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
+        // The fuzz target for loading, recovery and inspection (tools/fuzz/README.md). Part of the
+        // package so that every build compiles it against the current API, `package` declarations
+        // included; a plain build replays inputs, tools/fuzz.sh builds the libFuzzer binary.
+        .executableTarget(
+            name: "mappedkv-fuzz",
+            dependencies: ["CLibFuzzer", "MappedKV", "MappedKVCrypto", "MappedKVFormat"]
+        ),
         .testTarget(name: "MappedKVFormatTests", dependencies: ["MappedKVFormat", "CCRC32", "CZlib"]),
         .testTarget(name: "MappedKVCryptoTests", dependencies: ["MappedKVCrypto", "MappedKVFormat"]),
         .testTarget(name: "MappedKVIOTests", dependencies: ["MappedKVIO"]),

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Fuzzes MappedKV's load, recovery and inspection paths with libFuzzer and AddressSanitizer.
 #
-#   tools/fuzz.sh [SECONDS]      build tools/fuzz, then fuzz for SECONDS (default 60)
+#   tools/fuzz.sh [SECONDS]      build the fuzzer, then fuzz for SECONDS (default 60)
 #   tools/fuzz.sh --make-seeds   build, then rewrite tools/fuzz/corpus-seed/ from Vectors/
 #
-# The target (tools/fuzz, its own package) is built in release mode with debug info, with
-# -sanitize=fuzzer,address, in tools/fuzz/.build. The working corpus tools/fuzz/corpus/ starts from
-# the committed seeds in tools/fuzz/corpus-seed/ and keeps growing across runs; crash, timeout and
-# leak inputs go to tools/fuzz/artifacts/, the libFuzzer output to tools/fuzz/logs/ (or $FUZZ_LOG).
-# None of these are in git.
+# The fuzz target is the package's executable mappedkv-fuzz (Sources/mappedkv-fuzz), which a plain
+# build compiles as a replayer of inputs. Here it is built in release mode with debug info, with
+# -D FUZZING and -sanitize=fuzzer,address, into its own scratch path .build-fuzz/. The working
+# corpus tools/fuzz/corpus/ starts from the committed seeds in tools/fuzz/corpus-seed/ and keeps
+# growing across runs; crash, timeout and leak inputs go to tools/fuzz/artifacts/, the libFuzzer
+# output to tools/fuzz/logs/ (or $FUZZ_LOG). None of these are in git.
 #
 # Prints the executions, exec/s, coverage and whether anything crashed; exits 1 if something did.
 # Extra libFuzzer flags can be passed in $FUZZ_FLAGS (e.g. FUZZ_FLAGS="-seed=1 -jobs=2").
@@ -16,7 +17,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 fuzz=tools/fuzz
-scratch="$fuzz/.build"
+scratch=.build-fuzz
 seeds="$fuzz/corpus-seed"
 corpus="$fuzz/corpus"
 artifacts="$fuzz/artifacts"
@@ -33,10 +34,10 @@ case "${1:-}" in
         else echo "usage: $0 [SECONDS] | --make-seeds" >&2; exit 2; fi ;;
 esac
 
-build_flags=(-c release --package-path "$fuzz" --scratch-path "$scratch"
-             -Xswiftc -g -Xswiftc -sanitize=fuzzer,address)
+build_flags=(-c release --scratch-path "$scratch" --product mappedkv-fuzz
+             -Xswiftc -g -Xswiftc -DFUZZING -Xswiftc -sanitize=fuzzer,address)
 mkdir -p "$scratch"
-echo "building $fuzz (release, -sanitize=fuzzer,address)..."
+echo "building mappedkv-fuzz (release, -D FUZZING, -sanitize=fuzzer,address) in $scratch..."
 if ! swift build "${build_flags[@]}" >"$scratch/build.log" 2>&1; then
     # gold warns about every ASan check symbol; the errors are what matters.
     grep -v "Cannot export local symbol" "$scratch/build.log" | tail -40 >&2

@@ -1,3 +1,4 @@
+import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
 
@@ -23,7 +24,9 @@ struct RegionSealer {
             let iv =
                 version >= MetaVersion.randomIV.rawValue
                 ? Array(meta[MetaInfo.Offset.iv..<(MetaInfo.Offset.iv + 16)]) : key.legacyIV
-            region.withUnsafeMutableBytes { CFBStream(key: key, iv: iv).encrypt($0) }
+            do { try CFBStream(key: key.aesKey, iv: iv).encrypt(&region) } catch {
+                harnessFailure("encrypting a region: \(error)")
+            }
             data.replaceSubrange(4..., with: region)
         }
         let crc = region.withUnsafeBytes { CRC32.update(0, $0) }

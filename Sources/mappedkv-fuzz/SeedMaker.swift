@@ -77,7 +77,9 @@ struct SeedMaker {
         var region = Array(data[4..<min(data.count, 4 + size)])
         if let cryptKey = key.cryptKey {
             let iv = Array(meta[MetaInfo.Offset.iv..<(MetaInfo.Offset.iv + 16)])
-            region.withUnsafeMutableBytes { CFBStream(key: cryptKey, iv: iv).decrypt($0) }
+            do { try CFBStream(key: cryptKey.aesKey, iv: iv).decrypt(&region) } catch {
+                harnessFailure("decrypting \(name): \(error)")
+            }
         }
         let plain = Array(data[..<4]) + region
         emit("\(name)-sealed-rw-recover", StoreImage(flags: flags(key, .sealed), metaFile: meta, dataFile: plain))

@@ -49,8 +49,14 @@ struct Scenario {
         do { location = try StoreLocation(id: Self.storeID, directory: scratch.path) } catch {
             harnessFailure("store location: \(error)")
         }
-        let inspection = StoreInspector.inspect(
-            location: location, dataFile: image.dataFile, metaFile: image.metaFile, cryptKey: cryptKey)
+        let inspection: InspectionReport
+        do {
+            inspection = try StoreInspector.inspect(
+                location: location, dataFile: image.dataFile, metaFile: image.metaFile, cryptKey: cryptKey)
+        } catch {
+            // Thrown only when libcrypto fails, which says nothing about the files.
+            harnessFailure("inspecting the bytes: \(error)")
+        }
 
         let log = HandlerLog { [decision = flags.decision] event in decision.decide(event) }
         let store: MappedKV

@@ -78,8 +78,12 @@ echo "last status: ${last:-none}"
 echo "corpus: $(ls "$corpus" | wc -l) inputs"
 if [ "$status" -ne 0 ] || [ -n "$new_artifacts" ]; then
     echo "CRASH: libFuzzer exited with status $status"
-    grep -E "MAPPEDKV-FUZZ|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|SUMMARY|Test unit written" "$log" | head -20 || true
-    for name in $new_artifacts; do echo "  artifact: $artifacts/$name"; done
+    # The report and its stack from the log, which CI does not keep.
+    awk '/MAPPEDKV-FUZZ|==[0-9]+==( ERROR|ERROR)|^ERROR: libFuzzer/ { on = 1 } on && shown++ < 60' "$log"
+    # The input itself too, so that a CI log alone is enough to reproduce the finding.
+    for name in $new_artifacts; do
+        echo "  artifact: $artifacts/$name (base64: $(base64 -w0 "$artifacts/$name"))"
+    done
     echo "full log: $log"
     exit 1
 fi

@@ -66,7 +66,7 @@ before="$(ls "$artifacts" | wc -l)"
 echo "fuzzing for ${seconds}s: corpus $corpus ($(ls "$corpus" | wc -l) inputs), log $log"
 status=0
 # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of flags
-"$binary" -max_total_time="$seconds" -timeout=10 -max_len=8192 -print_final_stats=1 \
+"$binary" -max_total_time="$seconds" -timeout=10 -max_len=8192 -print_final_stats=1 -dict="$fuzz/mappedkv.dict" \
     -artifact_prefix="$artifacts/" ${FUZZ_FLAGS:-} "$corpus" >"$log" 2>&1 || status=$?
 
 last="$(grep -E '^#[0-9]+' "$log" | tail -1 || true)"

@@ -6,7 +6,7 @@ import Glibc
 /// sanitizer reports and from ``harnessFailure(_:)``.
 func finding(_ message: String, _ image: StoreImage, file: StaticString = #fileID, line: UInt = #line) -> Never {
     let text =
-        "MAPPEDKV-FUZZ FINDING: \(message) [\(image.flags); meta file \(image.metaFile.map { "\($0.count) bytes" } ?? "missing"), data file \(image.dataFile.map { "\($0.count) bytes" } ?? "missing")]"
+        "MAPPEDKV-FUZZ FINDING: \(message) [\(image.flags); meta file \(image.metaFile.map { "\($0.count) bytes" } ?? "missing"), data file \(image.dataFile.map { "\($0.count) bytes" } ?? "missing")\(image.journalFile.map { ", journal \($0.count) bytes" } ?? "")]"
     printToStandardError(text)
     fatalError(text, file: file, line: line)
 }

@@ -5,11 +5,14 @@ import MappedKVFormat
 
 /// What one input does to the store, and the invariants it checks on the way:
 ///
-/// 1. write the two files into the scratch directory and inspect their bytes
-///    (`StoreInspector.inspect(location:dataFile:metaFile:cryptKey:)`);
+/// 1. write the files into the scratch directory and inspect the bytes the load will assess
+///    (`StoreInspector.inspect(location:dataFile:metaFile:cryptKey:)`): with a journal that is
+///    due a redo (``JournalReplay``), the files the redo leaves; a read-only open must then
+///    refuse with `interruptedWriteBack` and change nothing;
 /// 2. open the store with a handler that answers as the flags say; errors thrown by the open are
-///    expected for garbage, but then the files must be exactly as written, with nothing beside
-///    them, and a handler answer other than `.fail` must not end in an error;
+///    expected for garbage, but then the files must be exactly as written (or as the load left
+///    them after the journal), with nothing beside them, and a handler answer other than `.fail`
+///    must not end in an error;
 /// 3. if it opens: a damage event agrees with the inspector and the recovery report, a read-write
 ///    `.recover`/`.discard` left byte-exact copies of both files aside and a read-only one none,
 ///    and every key of `allKeys` has a payload;
@@ -31,10 +34,11 @@ struct Scenario {
     /// The value of the one set (taken from the input, so its length varies).
     let setValue: [UInt8]
 
-    private var flags: FuzzFlags { image.flags }
+    var flags: FuzzFlags { image.flags }
     private var cryptKey: CryptKey? { flags.key.cryptKey }
     private var dataName: String { Self.storeID }
     private var metaName: String { Self.storeID + ".crc" }
+    var journalName: String { Self.storeID + ".writeback" }
 
     /// Keys and payloads by key bytes (Swift's `String` equality would merge canonically
     /// equivalent keys that the store keeps apart).
@@ -45,6 +49,9 @@ struct Scenario {
         defer { scratch.clear() }
         if let meta = image.metaFile { PlainFiles.write(meta, to: scratch.file(metaName)) }
         if let data = image.dataFile { PlainFiles.write(data, to: scratch.file(dataName)) }
+        if let journal = image.journalFile { PlainFiles.write(journal, to: scratch.file(journalName)) }
+        let written = Files(data: image.dataFile, meta: image.metaFile, journal: image.journalFile)
+        guard let loaded = filesAfterJournal(written) else { return }
         let location: StoreLocation
         do { location = try StoreLocation(id: Self.storeID, directory: scratch.path) } catch {
             harnessFailure("store location: \(error)")
@@ -52,7 +59,7 @@ struct Scenario {
         let inspection: InspectionReport
         do {
             inspection = try StoreInspector.inspect(
-                location: location, dataFile: image.dataFile, metaFile: image.metaFile, cryptKey: cryptKey)
+                location: location, dataFile: loaded.data, metaFile: loaded.meta, cryptKey: cryptKey)
         } catch {
             // Thrown only when libcrypto fails, which says nothing about the files.
             harnessFailure("inspecting the bytes: \(error)")
@@ -65,7 +72,7 @@ struct Scenario {
         } catch {
             trace("open threw: \(error); handler calls: \(log.calls.map { "\($0.event) -> .\($0.decision)" })")
             checkVerdict(inspection, calls: log.calls)
-            checkFailedOpen(error, calls: log.calls)
+            checkFailedOpen(error, calls: log.calls, written: written, loaded: loaded)
             return
         }
         let calls = log.calls
@@ -73,11 +80,11 @@ struct Scenario {
             "opened; inspector: \(inspection.verdict); handler calls: \(calls.map { "\($0.event) -> .\($0.decision)" }); copies: \(quarantineCopies())"
         )
         checkVerdict(inspection, calls: calls)
-        checkOpened(store, calls: calls, inspection: inspection)
+        checkOpened(store, calls: calls, inspection: inspection, loaded: loaded)
         let contents = readEverything(store, context: "after the first open")
         if flags.isReadOnly {
             store.close()
-            checkUntouched("after a read-only session")
+            checkUntouched(loaded, "after a read-only session")
             return
         }
         let expected = writeOnce(store, contents: contents)
@@ -86,11 +93,11 @@ struct Scenario {
         trace("read-write session and reopen passed with \(expected.count) keys")
     }
 
-    private func trace(_ text: @autoclosure () -> String) {
+    func trace(_ text: @autoclosure () -> String) {
         if Self.tracing { printToStandardError("[\(flags)] " + text()) }
     }
 
-    private func configuration(_ handler: @escaping RecoveryHandler) -> Configuration {
+    func configuration(_ handler: @escaping RecoveryHandler) -> Configuration {
         Configuration(
             isReadOnly: flags.isReadOnly, isMultiProcess: flags.isMultiProcess, cryptKey: cryptKey,
             clock: Self.clock, recoveryHandler: handler)
@@ -119,16 +126,26 @@ struct Scenario {
         }
     }
 
-    private func checkFailedOpen(_ error: MappedKVError, calls: [HandlerLog.Call]) {
+    /// The files are as written if the open threw before it dealt with the journal (which is
+    /// then still there), else as the load found them after it.
+    private func checkFailedOpen(_ error: MappedKVError, calls: [HandlerLog.Call], written: Files, loaded: Files) {
         if calls.count > 1 { finding("the handler was called \(calls.count) times in one load", image) }
         if let call = calls.first, call.decision != .fail {
             finding("the handler answered .\(call.decision) to '\(call.event)', but the open threw: \(error)", image)
         }
+        if Self.isInterruptedWriteBack(error) {
+            finding("the open threw interruptedWriteBack, but no journal is due a redo", image)
+        }
+        let journalKept = written.journal != nil && PlainFiles.read(scratch.file(journalName)) != nil
         checkUntouched(
+            journalKept ? written : loaded,
             calls.isEmpty ? "after an open that threw (\(error))" : "after the handler answered .fail (\(error))")
     }
 
-    private func checkOpened(_ store: MappedKV, calls: [HandlerLog.Call], inspection: InspectionReport) {
+    private func checkOpened(_ store: MappedKV, calls: [HandlerLog.Call], inspection: InspectionReport, loaded: Files) {
+        if !flags.isReadOnly, let journal = PlainFiles.read(scratch.file(journalName)) {
+            finding("a read-write load left the journal (\(journal.count) bytes)", image)
+        }
         let copies = quarantineCopies()
         guard let call = calls.first else {
             if !copies.isEmpty { finding("no damage was reported, but copies were made: \(copies)", image) }
@@ -159,7 +176,7 @@ struct Scenario {
                     "a read-only .\(call.decision) made copies: \(copies), report \(report.quarantinedFiles)", image)
             }
         } else {
-            checkQuarantine(copies, report: report, decision: call.decision)
+            checkQuarantine(copies, report: report, decision: call.decision, loaded: loaded)
         }
         let count: Int
         do { count = try store.count } catch { finding("count threw after a recovery: \(error)", image) }
@@ -169,8 +186,11 @@ struct Scenario {
         }
     }
 
-    /// A read-write `.recover` or `.discard` must have copied both files aside, byte for byte.
-    private func checkQuarantine(_ copies: [String], report: RecoveryReport, decision: RecoveryDecision) {
+    /// A read-write `.recover` or `.discard` must have copied both files aside, byte for byte, as
+    /// the load found them.
+    private func checkQuarantine(
+        _ copies: [String], report: RecoveryReport, decision: RecoveryDecision, loaded: Files
+    ) {
         guard copies.count == 2, let dataCopy = copies.first, copies.last == dataCopy + ".crc" else {
             finding("after a read-write .\(decision) the copies are \(copies), not one data file and its .crc", image)
         }
@@ -178,10 +198,10 @@ struct Scenario {
         if report.quarantinedFiles != paths {
             finding("the recovery report lists copies \(report.quarantinedFiles), the directory holds \(paths)", image)
         }
-        if PlainFiles.read(paths[0]) != (image.dataFile ?? []) {
+        if PlainFiles.read(paths[0]) != (loaded.data ?? []) {
             finding("the copy of the data file differs from the damaged file", image)
         }
-        if PlainFiles.read(paths[1]) != (image.metaFile ?? []) {
+        if PlainFiles.read(paths[1]) != (loaded.meta ?? []) {
             finding("the copy of the meta file differs from the damaged file", image)
         }
     }
@@ -190,19 +210,20 @@ struct Scenario {
         scratch.names.filter { $0.hasPrefix(Self.storeID + ".corrupt-") }
     }
 
-    /// Both files exactly as written (a read-write open may have created a missing one, empty)
-    /// and nothing else in the directory.
-    private func checkUntouched(_ context: String) {
-        for (name, original) in [(dataName, image.dataFile), (metaName, image.metaFile)] {
+    /// The files exactly as `expected` (a read-write open may have created a missing data or meta
+    /// file, empty) and nothing else in the directory.
+    func checkUntouched(_ expected: Files, _ context: String) {
+        let files = [(dataName, expected.data), (metaName, expected.meta), (journalName, expected.journal)]
+        for (name, original) in files {
             let now = PlainFiles.read(scratch.file(name))
             if let original {
                 guard let now else { finding("\(name) was deleted \(context)", image) }
                 if now != original { finding("\(name) changed \(context): \(Self.difference(original, now))", image) }
-            } else if let now, flags.isReadOnly || !now.isEmpty {
-                finding("\(name) was missing and now holds \(now.count) bytes \(context)", image)
+            } else if let now, name == journalName || flags.isReadOnly || !now.isEmpty {
+                finding("\(name) should not exist \(context), but holds \(now.count) bytes", image)
             }
         }
-        let others = scratch.names.filter { $0 != dataName && $0 != metaName }
+        let others = scratch.names.filter { $0 != dataName && $0 != metaName && $0 != journalName }
         if !others.isEmpty { finding("files appeared \(context): \(others)", image) }
     }
 
@@ -339,6 +360,7 @@ struct Scenario {
         if let problem = report.problem {
             finding("the inspector finds the files unsound after a clean session \(first): \(problem)", image)
         }
+        if report.journalPresent { finding("a journal is left after a clean session \(first)", image) }
     }
 
     // MARK: Messages

@@ -4,7 +4,8 @@ import MappedKVFormat
 
 /// Writes the seed corpus (`tools/fuzz/corpus-seed/`) from the test vectors: each MMKV-written
 /// store of `Vectors/mmkv-2.4.2/` in every layout and several open modes, a few damaged variants,
-/// and the worked example of docs/FORMAT.md 2.11 (`Vectors/format/worked-example-2.11.hex`).
+/// and the worked example of docs/FORMAT.md 2.11 (`Vectors/format/worked-example-2.11.hex`),
+/// also with write-back journals that are due a redo or to be ignored.
 ///
 /// Run by tools/fuzz.sh as `mappedkv-fuzz --make-seeds Vectors tools/fuzz/corpus-seed`.
 /// The output is deterministic: file names say what each seed is.
@@ -95,6 +96,12 @@ struct SeedMaker {
         emit(
             "\(name)-raw-rw-recover-length-damage",
             StoreImage(flags: flags(key, .raw), metaFile: tooLong, dataFile: trimmed))
+        // Bytes past the struct in the meta file.
+        emit(
+            "\(name)-raw-rw-recover-meta-tail",
+            StoreImage(
+                flags: flags(key, .raw), metaFile: meta, dataFile: trimmed, metaTail: (0..<400).map { UInt8($0 % 251) })
+        )
     }
 
     /// The seeds of the worked example: sealed plain and encrypted, and an append cut between its
@@ -118,6 +125,65 @@ struct SeedMaker {
         emit(
             "example-torn-key16-rw-fail",
             StoreImage(flags: flags(.vectorKey16, .torn, decision: .fail), metaFile: torn, dataFile: data))
+        journalSeeds(meta: meta, data: data, emit: emit)
+    }
+
+    /// The worked example with a write-back journal whose new region drops its last record: due a
+    /// redo (a writer killed after storing the marker sequence, or within the final meta's store),
+    /// to be ignored (the sequence is not the marker, or the journal is torn), read-only and encrypted.
+    private func journalSeeds(meta: [UInt8], data: [UInt8], emit: (String, StoreImage) -> Void) {
+        var newMeta = meta
+        RegionSealer.store(2, in: &newMeta, at: MetaInfo.Offset.sequence)
+        let newRegion = Array(data[4..<(data.count - 3)])
+        func section(
+            _ mode: JournalSection.Mode, base: MetaStamp = MetaStamp(sequence: 5, crcDigest: 0, actualSize: 0)
+        )
+            -> JournalSection
+        {
+            JournalSection(mode: mode, base: base, fileSize: 0, meta: newMeta, region: newRegion)
+        }
+        let cases: [(String, FuzzFlags, JournalSection)] = [
+            ("redo-rw-recover", flags(.none, .sealed), section(.linked)),
+            ("redo-ro-recover", flags(.none, .sealed, readOnly: true), section(.linked)),
+            ("redo-key14-mp-rw-recover", flags(.vectorKey14, .sealed, multiProcess: true), section(.linked)),
+            ("redo-new-crc-rw-recover", flags(.none, .sealed), section([.linked, .storesNewCRC])),
+            ("redo-new-meta-rw-recover", flags(.none, .sealed), section([.linked, .storesNewCRC, .storesNewSize])),
+            ("ignore-stale-rw-recover", flags(.none, .sealed), section([])),
+            ("ignore-stale-ro-recover", flags(.none, .sealed, readOnly: true), section([])),
+        ]
+        for (name, seedFlags, journal) in cases {
+            emit(
+                "example-journal-\(name)",
+                StoreImage(flags: seedFlags, metaFile: meta, dataFile: data, journal: journal))
+        }
+        // A write-back that completed and was appended to since (the old region's last record again):
+        // the stored struct is the journal's new meta but for the CRC and size.
+        let finished = section([], base: MetaStamp(sequence: 1, crcDigest: 0, actualSize: 0))
+        var noMeta: [UInt8]? = nil
+        guard let written = WriteBackJournal(parsing: finished.journalFile(linking: &noMeta, key: nil)) else {
+            harnessFailure("a sealed journal does not parse")
+        }
+        emit(
+            "example-journal-ignore-completed-rw-recover",
+            StoreImage(
+                flags: flags(.none, .sealed), metaFile: written.meta.serialized, dataFile: data, journal: finished))
+        // A journal cut short by a byte, which would be due a redo if it were whole: the stored
+        // sequence is its marker, and the stored CRC and size its base's.
+        var sealedMeta = meta
+        var sealedData = data
+        RegionSealer(key: nil, setsUsedSize: true).seal(meta: &sealedMeta, data: &sealedData)
+        let base = MetaStamp(
+            sequence: RegionSealer.load(meta, at: MetaInfo.Offset.sequence) &- 1,
+            crcDigest: RegionSealer.load(sealedMeta, at: MetaInfo.Offset.crcDigest),
+            actualSize: RegionSealer.load(sealedMeta, at: MetaInfo.Offset.actualSize))
+        guard let newInfo = try? MetaInfo(parsing: newMeta) else { harnessFailure("a 112-byte meta does not parse") }
+        let whole = WriteBackJournal(base: base, fileSize: 4096, meta: newInfo, region: newRegion).serialized
+        let torn = JournalSection(
+            decoding: ([JournalSection.Mode.asGiven.rawValue] + whole.dropFirst(JournalSection.magic.count).dropLast(1))[
+                ...])
+        emit(
+            "example-journal-torn-rw-recover",
+            StoreImage(flags: flags(.none, .sealed), metaFile: meta, dataFile: data, journal: torn))
     }
 
     /// The region bytes of the worked example, from its hex file ('#' comments, any whitespace).

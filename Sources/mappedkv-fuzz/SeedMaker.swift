@@ -86,22 +86,68 @@ struct SeedMaker {
         emit("\(name)-sealed-rw-recover", StoreImage(flags: flags(key, .sealed), metaFile: meta, dataFile: plain))
         emit("\(name)-torn-rw-recover", StoreImage(flags: flags(key, .torn), metaFile: meta, dataFile: plain))
 
-        // Damage: a flipped byte in the last record (CRC mismatch), and a used size past the file.
+        damageSeeds(name: name, trimmed: trimmed, meta: meta, plain: plain, key: key, emit: emit)
+    }
+
+    /// Damaged variants of one MMKV-written store, one for each way a load meets damage or repairs
+    /// it; `trimmed` is the data file, `plain` the same with its region decrypted.
+    private func damageSeeds(
+        name: String, trimmed: [UInt8], meta: [UInt8], plain: [UInt8], key: FuzzFlags.KeyChoice,
+        emit: (String, StoreImage) -> Void
+    ) {
+        let size = Int(RegionSealer.load(meta, at: MetaInfo.Offset.actualSize))
+        guard size > 8 else { return }
+        func raw(
+            _ suffix: String, meta: [UInt8] = meta, data: [UInt8] = trimmed, decision: FuzzFlags.DecisionMode = .recover
+        ) {
+            emit(
+                "\(name)-raw-\(suffix)",
+                StoreImage(flags: flags(key, .raw, decision: decision), metaFile: meta, dataFile: data))
+        }
+        // A flipped byte in the last record (CRC mismatch), kept to the last confirmed size,
+        // refused by the handler, and with no last confirmed size (nothing verifiable).
         var flipped = trimmed
-        if size > 8 { flipped[4 + size - 2] ^= 0x40 }
-        emit(
-            "\(name)-raw-rw-recover-crc-damage", StoreImage(flags: flags(key, .raw), metaFile: meta, dataFile: flipped))
+        flipped[4 + size - 2] ^= 0x40
+        raw("rw-recover-crc-damage", data: flipped)
+        raw("rw-fail-crc-damage", data: flipped, decision: .fail)
+        var unconfirmed = meta
+        RegionSealer.store(0, in: &unconfirmed, at: MetaInfo.Offset.lastConfirmedActualSize)
+        raw("rw-recover-crc-damage-unconfirmed", meta: unconfirmed, data: flipped)
+        // A used size past the file.
         var tooLong = meta
         RegionSealer.store(UInt32(StoreImage.pageSize + 100), in: &tooLong, at: MetaInfo.Offset.actualSize)
+        raw("rw-recover-length-damage", meta: tooLong)
+        // The header holds the size the CRC covers, the meta another (MMKV's downgrade and upgrade).
+        var headerSized = trimmed
+        var shortSize = meta
+        RegionSealer.store(UInt32(size), in: &headerSized, at: 0)
+        RegionSealer.store(UInt32(size - 1), in: &shortSize, at: MetaInfo.Offset.actualSize)
+        raw("rw-recover-header-size", meta: shortSize, data: headerSized)
+        // A zeroed meta over data (a lost meta file), a meta file cut short of the struct, and
+        // bytes past the struct in the meta file.
+        raw("rw-recover-blank-meta", meta: [UInt8](repeating: 0, count: MetaInfo.size))
         emit(
-            "\(name)-raw-rw-recover-length-damage",
-            StoreImage(flags: flags(key, .raw), metaFile: tooLong, dataFile: trimmed))
-        // Bytes past the struct in the meta file.
+            "\(name)-split-rw-recover-short-meta",
+            StoreImage(flags: flags(key, .split), metaFile: Array(meta.prefix(60)), dataFile: trimmed))
         emit(
             "\(name)-raw-rw-recover-meta-tail",
             StoreImage(
                 flags: flags(key, .raw), metaFile: meta, dataFile: trimmed, metaTail: (0..<400).map { UInt8($0 % 251) })
         )
+        // The other key (or none): records that do not decode, which point at the key; also
+        // refused by the handler.
+        let otherKey: FuzzFlags.KeyChoice = key == .none ? .vectorKey16 : .none
+        for (suffix, decision) in [
+            ("rw-recover-wrong-key", FuzzFlags.DecisionMode.recover), ("rw-fail-wrong-key", .fail),
+        ] {
+            emit(
+                "\(name)-raw-\(suffix)",
+                StoreImage(flags: flags(otherKey, .raw, decision: decision), metaFile: meta, dataFile: trimmed))
+        }
+        // A sealed region whose last record does not decode: the decodable prefix is kept.
+        emit(
+            "\(name)-sealed-rw-recover-undecodable-tail",
+            StoreImage(flags: flags(key, .sealed), metaFile: meta, dataFile: plain + [0x05, 0x6b, 0x65, 0x79, 0xFF]))
     }
 
     /// The seeds of the worked example: sealed plain and encrypted, and an append cut between its

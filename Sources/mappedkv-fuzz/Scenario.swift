@@ -108,7 +108,7 @@ struct Scenario {
     /// With both files present, the inspector predicts the load: damage exactly when the handler
     /// was called, with the same kind, reason and proposal.
     private func checkVerdict(_ inspection: InspectionReport, calls: [HandlerLog.Call]) {
-        guard image.dataFile != nil, image.metaFile != nil, !KnownFindings.skipsVerdictCheck(inspection) else { return }
+        guard image.dataFile != nil, image.metaFile != nil else { return }
         let verdict = inspection.verdict
         switch (verdict, calls.first) {
         case (.damaged(let predicted), let call?):

@@ -119,6 +119,13 @@ public final class CollectionStore: Sendable {
         }
     }
 
-    /// Closes the store underneath; handles of its buckets fail afterwards.
-    public func close() { store.close() }
+    /// Closes the store underneath; handles of its buckets fail afterwards. Like
+    /// `MappedKV.close()`, it is a durability point: every write before it survives a power loss.
+    public func close() {
+        // The shared index cache keeps a handle of its own on the files while it lives, so this
+        // handle's close may not be the files' last one: flush here. A failed flush closes the
+        // store and is logged by it; `store.sync()` reports it to a caller that must know.
+        try? store.sync()
+        store.close()
+    }
 }

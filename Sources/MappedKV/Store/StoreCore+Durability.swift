@@ -32,13 +32,21 @@ extension StoreCore {
         } catch {
             throw poison(error)
         }
-        isDirtySinceFlush = false
+        flushedStamp = files.metaStamp()
     }
 
-    /// After a write under the exclusive lock: with ``Durability/everyWrite`` the write is made
-    /// durable before it returns.
-    func flushIfEveryWriteIsDurable(_ files: StoreFiles) throws(MappedKVError) {
-        guard configuration.durability == .everyWrite, isDirtySinceFlush, self.files != nil else { return }
+    /// Whether the files changed since this instance's last durability point: every write moves
+    /// the meta stamp, so a close or an interval with nothing written costs nothing.
+    var hasUnflushedWrites: Bool {
+        guard let files else { return false }
+        return files.metaStamp() != flushedStamp
+    }
+
+    /// After a write under the exclusive lock, with ``Durability/everyWrite``: the write is made
+    /// durable before it returns (once, however deeply the writes nest).
+    @inline(never)
+    func flushEveryWrite(_ files: StoreFiles) throws(MappedKVError) {
+        guard self.files != nil, hasUnflushedWrites else { return }
         try flushDurably(files)
     }
 
@@ -46,7 +54,7 @@ extension StoreCore {
     /// the last one. `close()` cannot throw, so a failure is logged; a caller that must know
     /// calls `sync()` first.
     func closeDurably() {
-        guard !configuration.isReadOnly, isDirtySinceFlush, let files else { return }
+        guard !configuration.isReadOnly, hasUnflushedWrites, let files else { return }
         do throws(MappedKVError) {
             _ = try takeLock(files, .exclusive)
             defer { releaseLock(.exclusive) }
@@ -69,6 +77,6 @@ extension StoreCore {
         files.initializeCheckpoints(durable: files.storedCheckpoint)
         try files.synchronizeMeta()
         if files.createdFiles { try files.synchronizeDirectory(withParent: true) }
-        isDirtySinceFlush = false
+        flushedStamp = files.metaStamp()
     }
 }

@@ -46,17 +46,16 @@ extension StoreCore {
     ) throws(MappedKVError) -> R {
         let files = try writableFiles()
         if isMemoryReleased { try reloadReleasedMemory(files) }
-        isDirtySinceFlush = true
         guard isMultiProcess else {
             let result = try body(files)
-            try flushIfEveryWriteIsDurable(files)
+            if flushesEveryWrite { try flushEveryWrite(files) }
             return result
         }
         let changed = try takeLock(files, .exclusive)
         defer { releaseLock(.exclusive) }
         if changed, !(maxLength.map { appendNeedsNoCatchUp(files, maxLength: $0) } ?? false) { try catchUp(files) }
         let result = try body(files)
-        try flushIfEveryWriteIsDurable(files)
+        if flushesEveryWrite { try flushEveryWrite(files) }
         return result
     }
 

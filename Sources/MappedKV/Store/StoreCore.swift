@@ -104,9 +104,11 @@ final class StoreCore {
     var isMemoryReleased = false {
         didSet { if isMemoryReleased { observedStamp.withdraw() } else { publishObserved() } }
     }
-    /// Whether this instance may have written since its last durability point (a write was
-    /// started), so that a close with nothing to flush costs nothing.
-    var isDirtySinceFlush = false
+    /// The meta stamp at this instance's last durability point (or open): a close finds nothing
+    /// to flush while the stamp is still this one.
+    var flushedStamp: MetaStamp?
+    /// ``Durability/everyWrite``: every write flushes before it returns.
+    let flushesEveryWrite: Bool
     /// How many compactions to make room this instance has done (they grow the reserve, FORMAT.md 2.10).
     var compactionsForRoom = 0
     /// The emptied buffers of the last write batch, for the next one (``takeSpareBatch()``).
@@ -128,6 +130,7 @@ final class StoreCore {
         self.isMultiProcess = configuration.isMultiProcess
         self.signal = signal
         self.cryptKey = configuration.cryptKey
+        self.flushesEveryWrite = configuration.durability == .everyWrite
 
         // Returns holding the lock: exclusive for read-write (creation and sizing happen under it), else shared.
         let files = try StoreFiles.open(
@@ -150,6 +153,8 @@ final class StoreCore {
         self.observedStamp = ObservedStamp(page: files.metaStructMapping())
         try adopt(state, files)
         try ensureCheckpoints(files)
+        // What the open found counts as flushed, unless it stored a repair of the meta's size.
+        if flushedStamp == nil, state.region.repair == nil { flushedStamp = files.metaStamp() }
         try systemCall { () throws(SystemError) in
             try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive)
         }
@@ -175,8 +180,6 @@ final class StoreCore {
         isMemoryReleased = false
         if let report = state.recovery { recoveryReport = report }
         if let report = state.crashLoss { crashLossReport = report }
-        // A repair of the meta's size was stored but not flushed.
-        if state.region.repair != nil { isDirtySinceFlush = true }
         if state.needsRewrite { try writeRecovery(files) }
     }
 

@@ -245,9 +245,15 @@ final class StoreFiles {
         atomicMemoryFence(ordering: .releasing)
         meta.bytes.storeBytes(of: actualSize.littleEndian, toByteOffset: MetaInfo.Offset.actualSize, as: UInt32.self)
         recorder?.record(.meta(offset: MetaInfo.Offset.actualSize, bytes: littleEndianBytes(actualSize)))
+        let mapped = meta.bytes
         let sequence = UInt32(
-            littleEndian: meta.bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.sequence, as: UInt32.self))
-        addCheckpoint(DurabilityCheckpoints.Checkpoint(actualSize: actualSize, crcDigest: crc, sequence: sequence))
+            littleEndian: mapped.loadUnaligned(fromByteOffset: MetaInfo.Offset.sequence, as: UInt32.self))
+        let checkpoint = DurabilityCheckpoints.Checkpoint(actualSize: actualSize, crcDigest: crc, sequence: sequence)
+        if recorder == nil {
+            DurabilityCheckpoints.add(checkpoint, to: mapped)
+        } else {
+            addCheckpoint(checkpoint)
+        }
     }
 
     // MARK: Checkpoints

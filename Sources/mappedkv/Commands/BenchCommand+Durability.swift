@@ -12,11 +12,14 @@ extension BenchCommand {
 
     /// Times `durabilitySets` sets and as many keys written 100 per batch at every level, and
     /// prints each in nanoseconds per key and as a ratio to the default level.
+    ///
+    /// Every write flushes twice at `everyWrite`, so it runs a hundredth of the sets (at least 100).
     func measureDurability(_ base: Configuration) throws {
-        let keys = (0..<durabilitySets).map { "durable-\($0)" }
         var results: [(String, Double)] = []
         var defaults: (set: Double, batch: Double) = (0, 0)
         for (name, level) in Self.durabilityLevels {
+            let count = level == .everyWrite ? max(100, durabilitySets / 100) : durabilitySets
+            let keys = (0..<count).map { "durable-\($0)" }
             var configuration = base
             configuration.durability = level
             let store = try fresh("bench-durability", configuration)

@@ -30,8 +30,10 @@ struct BenchCommand: ParsableCommand {
             "Instead of the standard workloads, time sets and batches at every durability level (at sync, every write, a 10 ms interval) and print each as a ratio to the default (x1000)."
     )
     var durability = false
-    @Option(name: .long, help: "Sets (and keys in batches of 100) per level with --durability.")
-    var durabilitySets: Int = 2_000
+    @Option(
+        name: .long,
+        help: "Sets (and keys in batches of 100) per level with --durability; a hundredth of them at every write.")
+    var durabilitySets: Int = 200_000
     /// The key (an encrypted store is benchmarked with it), the mode, the lock and logging.
     @OptionGroup var access: StoreAccessOptions
 

@@ -71,17 +71,15 @@ struct CrashStateExplorer {
                     events.append(event)
                     return .default(for: event)
                 })
-            let store: MappedKV
-            do { store = try MappedKV(id: "s", directory: directory, configuration: configuration) } catch {
+            let opened: Opened
+            do { opened = try open(directory, configuration: configuration) } catch {
                 errors.append("open failed: \(error)")
                 try Self.clear(directory)
                 try image.materialize(id: "s", in: directory)
                 continue
             }
-            let loaded = try explorerContents(of: store, expiry: recording.checkTime != nil)
-            let lost = store.crashLossReport
-            store.close()
-            var problems: [String] = []
+            let (loaded, lost) = (opened.contents, opened.lost)
+            var problems = opened.problems
             if !events.all.isEmpty { problems.append("damage reported: \(events.all)") }
             if !allowed.contains(loaded) {
                 let nearest = allowed.min { differences(loaded, $0).count < differences(loaded, $1).count } ?? [:]
@@ -96,13 +94,10 @@ struct CrashStateExplorer {
             if problems.isEmpty, lost != nil {
                 tally.crashLosses += 1
                 // Recovered: it reopens as it was, with nothing more to report.
-                let again = try MappedKV(
-                    id: "s", directory: directory, configuration: Configuration(cryptKey: key, clock: recording.clock))
-                let reloaded = try explorerContents(of: again, expiry: recording.checkTime != nil)
-                if reloaded != loaded || again.crashLossReport != nil || again.recoveryReport != nil {
+                let again = try open(directory, configuration: Configuration(cryptKey: key, clock: recording.clock))
+                if again.contents != loaded || again.lost != nil || again.recovered != nil {
                     problems.append("the recovered store does not reopen as recovered")
                 }
-                again.close()
             }
             if problems.isEmpty { return nil }
             errors.append(problems.joined(separator: "; "))
@@ -110,6 +105,29 @@ struct CrashStateExplorer {
         }
         let saved = try Self.save(image, label: label, workload: workload, seed: seed, number: number)
         return "\(label): \(errors.joined(separator: " | ")) [files: \(saved)]"
+    }
+
+    /// What an open of a crash state found.
+    struct Opened {
+        var contents: [String: [UInt8]]
+        var lost: CrashLossReport?
+        var recovered: RecoveryReport?
+        /// Invariants of the layer on top that do not hold.
+        var problems: [String]
+    }
+
+    /// Opens the state in `directory` as the workload's layer does, and closes it again.
+    func open(_ directory: String, configuration: Configuration) throws -> Opened {
+        if workload == .collections {
+            let opened = try CollectionsWorkload.open(directory, configuration: configuration)
+            return Opened(
+                contents: opened.contents, lost: opened.lost, recovered: opened.recovered, problems: opened.problems)
+        }
+        let store = try MappedKV(id: "s", directory: directory, configuration: configuration)
+        defer { store.close() }
+        return Opened(
+            contents: try explorerContents(of: store, expiry: recording.checkTime != nil),
+            lost: store.crashLossReport, recovered: store.recoveryReport, problems: [])
     }
 
     /// Writes a failing state's files out for replaying and inspection; returns the folder.

@@ -70,6 +70,10 @@ final class ExplorerRecorder {
         recording.keys.append(key)
     }
 
+    /// Sets the state before the first operation: what opening the store leaves, for a layer
+    /// whose open writes to an empty store.
+    func replaceInitialState(_ contents: [String: [UInt8]]) { recording.states[0] = contents }
+
     /// Records that every operation so far is durable (a `sync()` or `close()` returned).
     func durabilityPoint() {
         recording.durabilityPoints.append((recorder.count, recording.acknowledgedAt.count))

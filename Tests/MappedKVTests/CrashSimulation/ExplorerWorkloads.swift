@@ -8,7 +8,7 @@ import MappedKVFormat
 /// kind of operation, with durability points (`sync()`, `close()`) among them.
 enum ExplorerWorkload: String, CaseIterable, Sendable {
     case appends, expansion, writeBack, trim, clearAll, rekey, encrypted, expiry, batches, transactions
-    case multiProcess, everyWrite
+    case multiProcess, everyWrite, collections
 
     static let cryptKey = CryptKey(Array("explorer-key".utf8))
     static let otherKey = CryptKey(Array("explorer-key-2".utf8))
@@ -18,6 +18,7 @@ enum ExplorerWorkload: String, CaseIterable, Sendable {
         var random = SplitMix64(seed: seed ^ rawValue.hashValueStable)
         let key: CryptKey? = self == .encrypted ? Self.cryptKey : nil
         let recorder = ExplorerRecorder(directory: directory, key: key)
+        if self == .collections { return try CollectionsWorkload.record(in: directory, seed: seed) }
         if self == .multiProcess { return try recordTwoWriters(recorder, directory: directory, &random) }
         let clock = ManualClock(1_800_000_000)
         let configuration = Configuration(
@@ -106,7 +107,7 @@ enum ExplorerWorkload: String, CaseIterable, Sendable {
                     try done()
                     try transaction.set(value(step, Int(random.next() % 200) + 1), forKey: someKey())
                 }
-            case .multiProcess: break
+            case .multiProcess, .collections: break
             }
             try done()
             if random.next() % 9 == 0 {

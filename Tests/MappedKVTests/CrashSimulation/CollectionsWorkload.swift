@@ -55,7 +55,9 @@ enum CollectionsWorkload {
         let bucket = collections.bucket(bucketName, of: Int.self)
         var problems: [String] = []
         let entries = try bucket.entries()
-        if try bucket.count != entries.count { problems.append("count \(try bucket.count) for \(entries.count) entries") }
+        if try bucket.count != entries.count {
+            problems.append("count \(try bucket.count) for \(entries.count) entries")
+        }
         if try bucket.keys().sorted() != entries.map(\.key).sorted() { problems.append("keys and entries differ") }
         let definitions = try bucket.indexDefinitions().map(\.name).sorted()
         if !definitions.isEmpty {

@@ -25,9 +25,24 @@ public struct Configuration: Sendable {
     public var isMultiProcess: Bool
     /// The data file's minimum size in bytes, rounded up to whole pages (MMKV's `expectedCapacity`).
     public var expectedCapacity: Int
-    /// The encryption key, or nil for a plain store. Nothing in the files says whether a store is
-    /// encrypted: opening with the wrong key (or none) fails with ``CorruptionReason/undecodable(_:)``.
+    /// The encryption key, or nil for a plain store. Nothing in the files says for certain whether
+    /// a store is encrypted: opening with the wrong key fails with
+    /// ``MappedKVError/wrongCryptKey(id:reason:)``, and opening without one a store whose meta
+    /// file holds an IV and whose records do not load as plain text fails with
+    /// ``MappedKVError/missingCryptKey(id:)`` (see ``treatsStoreAsPlain``).
     public var cryptKey: CryptKey?
+    /// Take the store for a plain one even though its meta file holds an IV, so that damage found
+    /// without a key goes to the ``recoveryHandler`` (the default: false).
+    ///
+    /// MMKV writes a random IV into the meta file of an encrypted store, and leaves it there when
+    /// the store is decrypted, so an IV is a strong hint but no proof. Without a key, a store whose
+    /// meta holds an IV loads as long as its records decode as plain text; if they do not (the
+    /// CRC or the size disagrees, or the records do not decode), the open throws
+    /// ``MappedKVError/missingCryptKey(id:)`` before any handler is consulted and before any copy
+    /// is made, since a recovery would otherwise keep ciphertext bytes as plain keys and values.
+    /// Set this only for a store known to be plain: a plain store with a stale IV then recovers
+    /// from damage as any plain store does. It has no effect with a ``cryptKey``.
+    public var treatsStoreAsPlain: Bool
     /// The clock that decides which keys have expired.
     public var clock: ExpiryClock
     /// Decides what happens when a load finds damage; nil uses ``RecoveryDecision/default(for:)``
@@ -71,8 +86,10 @@ public struct Configuration: Sendable {
         cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
         comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true,
         processLock: ProcessLock = .flock, storeKind: StoreKind? = nil, metrics: MetricsOptions? = nil,
-        durability: Durability = .atSync
+        durability: Durability = .atSync,
+        treatsStoreAsPlain: Bool = false
     ) {
+        self.treatsStoreAsPlain = treatsStoreAsPlain
         self.metrics = metrics
         self.durability = durability
         self.processLock = processLock

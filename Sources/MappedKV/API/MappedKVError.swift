@@ -62,6 +62,13 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// wrong, or a key was given for a plain store, or none for an encrypted one. The files are
     /// intact as far as their CRC can tell, and nothing was changed.
     case wrongCryptKey(id: String, reason: CorruptionReason)
+    /// The store looks encrypted and no key was given: its meta file holds an IV (which MMKV
+    /// writes for an encrypted store) and its records do not load as plain text. Thrown before any
+    /// ``Configuration/recoveryHandler`` is consulted, so that a recovery never turns ciphertext
+    /// into plain keys; the files are left exactly as they were. Open it with its key, or, if it
+    /// is a plain store that kept a stale IV (as one decrypted by ``MappedKV/rekey(to:)`` does),
+    /// with ``Configuration/treatsStoreAsPlain``.
+    case missingCryptKey(id: String)
     /// A store opened read-only was asked to write.
     case readOnly(id: String)
     /// The store was closed.
@@ -113,6 +120,10 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
             "store '\(id)' does not decode with the encryption key given (\(reason)): the key is wrong, or the "
                 + "store is plain and a key was given, or it is encrypted and none was; its files were left "
                 + "unchanged. Open it with the key it was written with"
+        case .missingCryptKey(let id):
+            "store '\(id)' looks encrypted (its meta file holds an IV) and no key was given: pass its key; its "
+                + "files were left unchanged. If it is a plain store that kept a stale IV, open it with "
+                + "treatsStoreAsPlain (`mappedkv repair --plain`)"
         case .readOnly(let id):
             "store '\(id)' is open read-only: open it without isReadOnly to write"
         case .closed(let reason): reason

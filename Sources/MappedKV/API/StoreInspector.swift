@@ -75,7 +75,7 @@ public enum StoreInspector {
                     }
                 }
             }
-            report.verdict = verdict(assessment, id: location.id)
+            report.verdict = verdict(assessment, id: location.id, key: cryptKey)
         }
         guard let storedMeta else {
             report.problem =
@@ -126,12 +126,15 @@ public enum StoreInspector {
             case .losslessRepair(let what): report.problem = report.problem ?? "repairable without loss: \(what)"
             case .damaged(let event): report.problem = report.problem ?? "\(event.kind): \(event.reason)"
             case .crashLoss(let loss): report.problem = report.problem ?? "writes lost to a crash: \(loss)"
+            // What the plain reading found is damage only if the store is plain, which nothing
+            // here can tell: the missing key is the problem reported.
+            case .missingCryptKey: report.problem = report.verdict.description
             }
         }
         return report
     }
 
-    private static func verdict(_ assessment: LoadAssessment, id: String) -> LoadVerdict {
+    private static func verdict(_ assessment: LoadAssessment, id: String, key: CryptKey?) -> LoadVerdict {
         switch assessment {
         case .sound(let region):
             switch region.repair {
@@ -147,8 +150,14 @@ public enum StoreInspector {
                     "an append was interrupted before its size was stored; the CRC covers \(region.meta.actualSize) bytes"
                 )
             }
-        case .damaged(let finding): return .damaged(finding.event(storeID: id, isReadOnly: false))
         case .crashLoss(let finding): return .crashLoss(finding.report(storeID: id, isReadOnly: false))
+        case .damaged(let finding):
+            let event = finding.event(storeID: id, isReadOnly: false)
+            // The open's rule, so that the report says what an open without a key would throw.
+            if MissingCryptKey.applies(to: finding, key: key, treatsStoreAsPlain: false) {
+                return .missingCryptKey(event)
+            }
+            return .damaged(event)
         }
     }
 

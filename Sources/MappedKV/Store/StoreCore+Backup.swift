@@ -25,7 +25,8 @@ extension StoreCore {
             do throws(MappedKVError) {
                 try StoreBackup.commit(replacement, into: files)
                 let outcome = try StoreLoader.load(
-                    files, key: cryptKey, access: .exclusive, policy: .fail, logger: logger)
+                    files, key: cryptKey, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: .exclusive,
+                    policy: .fail, logger: logger)
                 guard case .loaded(let state) = outcome else {
                     throw .corrupted(id: location.id, reason: .interruptedWriteBack)
                 }

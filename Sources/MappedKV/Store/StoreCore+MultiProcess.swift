@@ -185,13 +185,18 @@ extension StoreCore {
         let access: StoreLoader.Access =
             configuration.isReadOnly
             ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)
-        switch try StoreLoader.load(files, key: key, access: access, policy: policy, logger: logger) {
+        switch try StoreLoader.load(
+            files, key: key, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: access, policy: policy,
+            logger: logger)
+        {
         case .loaded(let state):
             try adopt(state, files)
         case .needsExclusiveLock:
             _ = try takeLock(files, .exclusive)
             defer { releaseLock(.exclusive) }
-            let outcome = try StoreLoader.load(files, key: key, access: .exclusive, policy: policy, logger: logger)
+            let outcome = try StoreLoader.load(
+                files, key: key, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: .exclusive,
+                policy: policy, logger: logger)
             guard case .loaded(let state) = outcome else {
                 throw .corrupted(id: location.id, reason: .interruptedWriteBack)
             }

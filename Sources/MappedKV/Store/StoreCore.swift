@@ -139,7 +139,8 @@ final class StoreCore {
         let access: StoreLoader.Access = configuration.isReadOnly ? .readOnly : .exclusive
         let policy = StoreLoader.DamagePolicy.consult(configuration.recoveryHandler)
         let outcome = try StoreLoader.load(
-            files, key: configuration.cryptKey, access: access, policy: policy, logger: logger)
+            files, key: configuration.cryptKey, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: access,
+            policy: policy, logger: logger)
         guard case .loaded(var state) = outcome else {
             throw .corrupted(id: location.id, reason: .interruptedWriteBack)
         }

@@ -77,7 +77,7 @@ enum VerificationText {
     static func status(_ report: InspectionReport) -> String {
         switch report.verdict {
         case .sound: report.problem.map { "damaged: \($0)" } ?? "sound"
-        case .losslessRepair, .damaged, .crashLoss: report.verdict.description
+        case .losslessRepair, .damaged, .crashLoss, .missingCryptKey: report.verdict.description
         }
     }
 }

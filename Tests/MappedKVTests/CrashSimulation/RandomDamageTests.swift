@@ -67,7 +67,10 @@ struct RandomDamageTests {
                 store = try MappedKV(id: "s", directory: replay.path, configuration: configuration)
             } catch {
                 if !events.all.isEmpty && decision != .fail { failures.append("\(label): recovery failed: \(error)") }
-                if events.all.isEmpty && damage != .missingMeta && damage != .missingData {
+                // Without a key, damage to a store whose meta holds an IV (garbage over a plain
+                // store's IV bytes) is a missing key, and no handler is asked (docs/FORMAT.md 7.5a).
+                let missingKey = key == nil && error == .missingCryptKey(id: "s") && Self.metaHoldsIV(damagedMeta)
+                if events.all.isEmpty && damage != .missingMeta && damage != .missingData && !missingKey {
                     failures.append("\(label): refused without telling the handler: \(error)")
                 }
             }
@@ -211,6 +214,11 @@ struct RandomDamageTests {
         (MetaInfo.Offset.version..<(MetaInfo.Offset.version + 4)).contains(offset)
             || (encrypted && (MetaInfo.Offset.iv..<(MetaInfo.Offset.iv + 16)).contains(offset))
             || (offset == MetaInfo.Offset.flags && bit == 0)
+    }
+
+    /// Whether a load reads an IV from `meta` (missing bytes read as zeros).
+    static func metaHoldsIV(_ meta: [UInt8]?) -> Bool {
+        (meta ?? []).withUnsafeBytes { MissingCryptKey.metaHoldsIV(LoadAssessment.parseMeta($0).normalized) }
     }
 
     static func materialize(data: [UInt8]?, meta: [UInt8]?, in directory: String) throws {

@@ -56,9 +56,12 @@ enum StoreLoader {
     /// whose CRC covers more than its size is completed (see ``LoadAssessment``). Damage goes to
     /// `policy`: `.fail` throws and changes nothing; `.recover` and `.discard` copy both files
     /// aside (when writable) and return a state that the caller must write back
-    /// (``LoadedState/needsRewrite``).
+    /// (``LoadedState/needsRewrite``). Without a key, damage to a store whose meta holds an IV
+    /// throws ``MappedKVError/missingCryptKey(id:)`` first, unless `treatsStoreAsPlain`
+    /// (``MissingCryptKey``).
     static func load(
-        _ files: StoreFiles, key: CryptKey?, access: Access, policy: DamagePolicy, logger: Logger
+        _ files: StoreFiles, key: CryptKey?, treatsStoreAsPlain: Bool = false, access: Access, policy: DamagePolicy,
+        logger: Logger
     ) throws(MappedKVError) -> Outcome {
         let id = files.location.id
         try files.refreshMappings()
@@ -109,6 +112,7 @@ enum StoreLoader {
                     region: finding.kept, stamp: files.metaStamp(), crashLoss: report,
                     needsRewrite: access == .exclusive))
         case .damaged(let finding):
+            try MissingCryptKey.check(finding, key: key, treatsStoreAsPlain: treatsStoreAsPlain, id: id)
             if access == .shared { return .needsExclusiveLock }
             return .loaded(
                 try recover(finding, files: files, key: key, access: access, policy: policy, logger: logger))

@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(
             name: "MappedKVCLITests",
             dependencies: [
-                "mappedkv", "MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVFormat",
+                "mappedkv", "MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVCrypto", "MappedKVFormat",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
     ]

@@ -35,7 +35,8 @@ struct ScriptingTests {
     }
 
     @Test(
-        "every exit status: 0 ok, 1 key not found, 2 wrong type, 3 no store, 4 damaged, 5 wrong key, 6 held, 64 usage")
+        "every exit status: 0 ok, 1 key not found, 2 wrong type, 3 no store, 4 damaged, 5 wrong key, 6 held, 7 no key, 64 usage"
+    )
     func exitStatuses() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
@@ -71,6 +72,11 @@ struct ScriptingTests {
             for command in [["get", "k"], ["dump"], ["verify"], ["info"]] {
                 let result = try CLI.run([command[0]] + wrong + command.dropFirst())
                 #expect(result.status == 5, "\(result)")
+            }
+            // 7: no key for a store whose meta file holds an IV.
+            for command in [["get", "k"], ["dump"], ["verify"], ["info"]] {
+                let result = try CLI.run([command[0]] + CLI.store(root, "secret") + command.dropFirst())
+                #expect(result.status == 7, "\(result)")
             }
 
             // 6: held in single-process mode by another process.

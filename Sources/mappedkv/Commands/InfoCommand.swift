@@ -9,9 +9,10 @@ struct InfoCommand: ParsableCommand {
         abstract: "Print the store's meta fields, sizes, CRC state, key count and holder.",
         discussion: """
             The files are read, never written; a damaged store is described, not opened, and the \
-            exit status says what `verify` says (4 damaged, 5 wrong key). With --json: one object \
-            with the same fields (meta null when unreadable, status "sound", "repairable" or \
-            "damaged", problem null or text). \(ExitStatus.helpText)
+            exit status says what `verify` says (4 damaged, 5 wrong key, 7 no key given for a store \
+            that looks encrypted). With --json: one object with the same fields (meta null when \
+            unreadable, status "sound", "repairable", "damaged" or "missingKey", problem null or \
+            text). \(ExitStatus.helpText)
             """)
 
     @OptionGroup var store: StoreOptions

@@ -13,7 +13,10 @@ struct RepairCommand: ParsableCommand {
             copied (<id>.corrupt-<UTC time> and its .crc, which `verify` and `dump` can read as \
             store <id>.corrupt-<UTC time>). A store that is sound is left alone. Damage that \
             points to a wrong key or a lost meta file is refused unless --force is given, since \
-            the data is probably intact.
+            the data is probably intact. Without a key, a store whose meta file holds an IV (MMKV \
+            writes one for an encrypted store) and whose records do not load is refused with exit \
+            status 7 and left untouched unless --plain says that it is plain: a repair would \
+            otherwise keep ciphertext as plain keys. \(ExitStatus.helpText)
             """)
 
     @OptionGroup var store: StoreOptions
@@ -24,11 +27,28 @@ struct RepairCommand: ParsableCommand {
     @Flag(name: .long, help: "Recover even when the damage suggests a wrong key or a lost meta file.")
     var force = false
 
+    @Flag(
+        name: .long,
+        help:
+            "Without a key: the store is plain, although its meta file holds an IV (a stale one, left by decrypting it)."
+    )
+    var plain = false
+
+    func validate() throws {
+        if plain && [store.key.cryptKey, store.key.cryptKeyFile, store.key.cryptKeyEnv].contains(where: { $0 != nil }) {
+            throw ValidationError("--plain is for a store opened without a key")
+        }
+    }
+
     func run() throws {
         let before = try reportingErrors {
             try StoreInspector.inspect(id: store.id, directory: store.root, cryptKey: store.resolvedKey())
         }
-        print("before: \(VerificationText.status(before))")
+        if plain, case .missingCryptKey(let event) = before.verdict {
+            print("before: damaged: \(event.reason) (read as plain, as --plain says)")
+        } else {
+            print("before: \(VerificationText.status(before))")
+        }
         if before.isSound && !before.journalPresent {
             print("nothing to repair")
             return
@@ -45,7 +65,7 @@ struct RepairCommand: ParsableCommand {
         }
         let opened: MappedKV
         do {
-            opened = try store.open(readOnly: false, recoveryHandler: handler)
+            opened = try store.open(readOnly: false, treatsStoreAsPlain: plain, recoveryHandler: handler)
         } catch let error as MappedKVError {
             if let event = refused.withLock({ $0 }) {
                 throw fail(

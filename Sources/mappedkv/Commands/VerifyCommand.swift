@@ -10,11 +10,13 @@ struct VerifyCommand: ParsableCommand {
         discussion: """
             Prints what it checked and found, one fact per line, ending with `status: sound`, \
             `status: repairable without loss: ...` or `status: damaged: ...` followed by what a \
-            recovery would keep and drop. Exits 0 only if sound: 4 if damaged (or repairable), 5 if \
-            the damage points to a wrong key. The files are only read. With --json: one object \
-            (id, dataPath, files, actualSize, lengthOK, crc, lastConfirmedOK, records, live, journal, \
-            status "sound"/"repairable"/"damaged", problem, and recovery: what a recovery would keep \
-            and drop, or null). \(ExitStatus.helpText)
+            recovery would keep and drop, or `status: encrypted, no key given: ...` for a store whose \
+            meta file holds an IV and whose records do not load without a key. Exits 0 only if \
+            sound: 4 if damaged (or repairable), 5 if the damage points to a wrong key, 7 if no key \
+            was given for a store that looks encrypted. The files are only read. With --json: one \
+            object (id, dataPath, files, actualSize, lengthOK, crc, lastConfirmedOK, records, live, \
+            journal, status "sound"/"repairable"/"damaged"/"missingKey", problem, and recovery: what \
+            a recovery would keep and drop, or null). \(ExitStatus.helpText)
             """)
 
     @OptionGroup var store: StoreOptions
@@ -71,6 +73,9 @@ enum VerificationText {
         }
         lines.append("status: " + status(report))
         if case .damaged(let event) = report.verdict { lines.append("recovery would: \(event.proposal)") }
+        if case .missingCryptKey(let event) = report.verdict {
+            lines.append("pass its key; only if it is a plain store, `repair --plain` would: \(event.proposal)")
+        }
         return lines
     }
 

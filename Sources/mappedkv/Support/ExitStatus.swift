@@ -16,12 +16,14 @@ enum ExitStatus: Int32, CaseIterable {
     case storeNotFound = 3
     /// The store is damaged (`verify` and `info` also exit with it for a store they find damaged).
     case damaged = 4
-    /// The key does not decrypt the store (or one was given for a plain store, or none for an
-    /// encrypted one).
+    /// The key does not decrypt the store (or one was given for a plain store).
     case wrongKey = 5
     /// The store is held in a mode this open cannot join, or is in use by an operation that
     /// needs it alone.
     case locked = 6
+    /// No key was given for a store that looks encrypted: its meta file holds an IV and its
+    /// records do not load as plain text (`repair --plain` is for a plain store with a stale IV).
+    case missingKey = 7
 
     /// The status as the error argument-parser exits with.
     var exitCode: ExitCode { ExitCode(rawValue) }
@@ -32,6 +34,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .storeNotFound: self = .storeNotFound
         case .corrupted: self = .damaged
         case .wrongCryptKey: self = .wrongKey
+        case .missingCryptKey: self = .missingKey
         case .modeConflict, .storeInUse: self = .locked
         default: self = .failure
         }
@@ -41,7 +44,8 @@ enum ExitStatus: Int32, CaseIterable {
     static let helpText = """
         Exit status: 0 ok; 1 key not found; 2 other failure (bad value, wrong type, I/O); \
         3 store not found; 4 store damaged; 5 wrong key; 6 locked or held in another mode (another \
-        process has it open in single-process mode); 64 usage error.
+        process has it open in single-process mode); 7 no key given for a store that looks encrypted; \
+        64 usage error.
         """
 }
 

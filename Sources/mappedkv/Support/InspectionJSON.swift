@@ -7,17 +7,21 @@ import MappedKVFormat
 /// the JSON shapes of their `--json` options. Both derive the store's state from
 /// ``InspectionReport/isSound`` and its verdict, so they never disagree about damage.
 enum InspectionSummary {
-    /// 0 for a sound store, 5 when the damage points to a wrong key, 4 for other damage.
+    /// 0 for a sound store, 5 when the damage points to a wrong key, 7 when a store that looks
+    /// encrypted was read without a key, 4 for other damage.
     static func exitStatus(_ report: InspectionReport) -> ExitStatus {
         if report.isSound { return .ok }
+        if case .missingCryptKey = report.verdict { return .missingKey }
         if case .damaged(let event) = report.verdict, event.kind == .wrongKeySuspected { return .wrongKey }
         return .damaged
     }
 
-    /// `sound`, `repairable` (without loss) or `damaged`.
+    /// `sound`, `repairable` (without loss), `missingKey` (it looks encrypted and no key was
+    /// given) or `damaged`.
     static func state(_ report: InspectionReport) -> String {
         if report.isSound { return "sound" }
         if case .losslessRepair = report.verdict { return "repairable" }
+        if case .missingCryptKey = report.verdict { return "missingKey" }
         return "damaged"
     }
 

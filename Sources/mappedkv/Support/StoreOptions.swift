@@ -28,16 +28,19 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store, read-only or read-write. A store that does not exist is created only
     /// with `create`: otherwise it fails with ``MappedKVError/storeNotFound(path:)`` (exit 3).
     /// Damage fails the open unless `recoveryHandler` decides otherwise: only `mappedkv repair`
-    /// changes a damaged store.
+    /// changes a damaged store, and only it may say that a store without a key is plain
+    /// (`treatsStoreAsPlain`, ``Configuration/treatsStoreAsPlain``).
     func open(
-        readOnly: Bool, create: Bool = false, recoveryHandler: @escaping RecoveryHandler = { _ in .fail }
+        readOnly: Bool, create: Bool = false, treatsStoreAsPlain: Bool = false,
+        recoveryHandler: @escaping RecoveryHandler = { _ in .fail }
     ) throws -> MappedKV {
         access.noteLockWithoutMultiProcess()
         return try MappedKV(
             id: id, directory: root,
             configuration: Configuration(
                 isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
-                recoveryHandler: recoveryHandler, createsIfMissing: create, processLock: lock),
+                recoveryHandler: recoveryHandler, createsIfMissing: create, processLock: lock,
+                treatsStoreAsPlain: treatsStoreAsPlain),
             logger: access.logger)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// `mappedkv expire` and `set --expire-after`. Expiry over time is tested in the library with an
@@ -29,6 +30,37 @@ struct ExpireCommandTests {
             #expect(TabSeparated.parse(try CLI.succeed(["info"] + store).stdout)["flags"] == "0x0")
             #expect(try CLI.succeed(["dump"] + store).stdout == dump)
             try CLI.fail(["expire"] + store + ["--enable", "--disable"])
+        }
+    }
+
+    /// The default lifetime is the opening process's (MMKV keeps it out of the files), so a later
+    /// command's import or plain set stores 0; the library tests cover those paths with a default.
+    @Test("expire --default-seconds and set --expire-after store an expiry no earlier than asked")
+    func expiryTimesRoundUp() throws {
+        /// The system's wall clock rounded up to a whole second, as the store rounds it.
+        func roundedUpNow() -> Int {
+            var reading = timespec()
+            clock_gettime(CLOCK_REALTIME, &reading)
+            return reading.tv_nsec > 0 ? reading.tv_sec + 1 : reading.tv_sec
+        }
+        func expiresAt(_ store: [String]) throws -> [String: Int] {
+            var result: [String: Int] = [:]
+            for line in try CLI.succeed(["export"] + store).stdout.split(separator: "\n") {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                if let key = object?["key"] as? String { result[key] = object?["expiresAt"] as? Int }
+            }
+            return result
+        }
+        try TemporaryDirectory.with { tmp in
+            let store = CLI.store(tmp.path("root"), "s")
+            try CLI.succeed(["set", "--create"] + store + ["a", "before expiry"])
+            let enabled = roundedUpNow()
+            try CLI.succeed(["expire"] + store + ["--enable", "--default-seconds", "5"])
+            let set = roundedUpNow()
+            try CLI.succeed(["set"] + store + ["--expire-after", "1", "b", "one second"])
+            let times = try expiresAt(store)
+            #expect(try #require(times["a"]) >= enabled + 5, "the rewrite at enable: \(times)")
+            #expect(try #require(times["b"]) >= set + 1, "set --expire-after: \(times)")
         }
     }
 }

@@ -1,18 +1,66 @@
 import Glibc
+import MappedKVFormat
 
 /// Where a store reads the current time for key expiry, in MMKV's unit: whole seconds since 1970
 /// as a `UInt32` (so nothing after 2106-02-07 can be expressed; see `MappedKVFormat.ExpirySuffix`).
 ///
+/// A value expires once ``now`` reaches its stored expiry time. A set stores the current time
+/// rounded **up** to a whole second (from ``preciseNow``) plus the duration in whole seconds, also
+/// rounded up, so that no value expires before its duration has passed; a whole-second duration
+/// outlives its length by less than a second (docs/FORMAT.md section 5).
+///
 /// Tests inject a clock they advance by hand instead of sleeping.
 public struct ExpiryClock: Sendable {
-    /// The current time in seconds since 1970.
+    /// The current time in whole seconds since 1970, rounded down: what decides whether a value
+    /// has expired.
     public let now: @Sendable () -> UInt32
+    /// The current time since 1970 to below a second, from which a set's expiry time is rounded up.
+    public let preciseNow: @Sendable () -> Duration
 
-    /// A clock that calls `now` for the time.
-    public init(_ now: @escaping @Sendable () -> UInt32) { self.now = now }
+    /// A clock that calls `now` for the time and takes it as exact whole seconds (for a clock a
+    /// test advances by whole seconds).
+    public init(_ now: @escaping @Sendable () -> UInt32) {
+        self.now = now
+        self.preciseNow = { .seconds(now()) }
+    }
 
-    /// The system's wall clock, clamped to the `UInt32` range.
-    public static let system = ExpiryClock { UInt32(clamping: Int(time(nil))) }
+    /// A clock that reads the time to below a second; ``now`` is that time rounded down, clamped
+    /// to the `UInt32` range.
+    public init(preciseNow: @escaping @Sendable () -> Duration) {
+        self.preciseNow = preciseNow
+        self.now = { UInt32(clamping: max(0, preciseNow().components.seconds)) }
+    }
+
+    private init(now: @escaping @Sendable () -> UInt32, preciseNow: @escaping @Sendable () -> Duration) {
+        self.now = now
+        self.preciseNow = preciseNow
+    }
+
+    /// The system's wall clock: `time` for ``now`` (every read of an expiring key asks it) and
+    /// `CLOCK_REALTIME` for ``preciseNow`` (only a set with expiry asks it). `time` never runs
+    /// ahead of `CLOCK_REALTIME`, so a value never reads as expired before its time.
+    public static let system = ExpiryClock(
+        now: { UInt32(clamping: Int(time(nil))) },
+        preciseNow: {
+            var reading = timespec()
+            clock_gettime(CLOCK_REALTIME, &reading)
+            return .seconds(Int64(reading.tv_sec)) + .nanoseconds(Int64(reading.tv_nsec))
+        })
+
+    /// The expiry time of a value set now to live `seconds`: the current time rounded up to a
+    /// whole second plus `seconds`, saturating at `UInt32.max`; 0 (never) for 0 seconds.
+    func expiration(after seconds: UInt32) -> UInt32 {
+        guard seconds != 0 else { return ExpirySuffix.never }
+        return ExpirySuffix.expiration(now: roundedUpNow(), duration: seconds)
+    }
+
+    /// The current time in whole seconds since 1970, rounded up and clamped to the `UInt32` range.
+    func roundedUpNow() -> UInt32 {
+        let (seconds, attoseconds) = preciseNow().components
+        guard seconds >= 0 else { return 0 }
+        guard seconds < Int64(UInt32.max) else { return .max }
+        return UInt32(seconds) + (attoseconds > 0 ? 1 : 0)
+    }
 }
 
 /// How a store is opened.

@@ -214,8 +214,9 @@ public final class MappedKV: KeyValueAccess, Sendable {
 
     // MARK: Key expiry
 
-    /// Stores `value` under `key`, to expire `duration` after now (whole seconds, rounded up;
-    /// `.zero` means never). Key expiry must be on: see ``enableKeyExpiry(defaultDuration:)``.
+    /// Stores `value` under `key`, to expire `duration` after now (whole seconds, rounded up, from
+    /// the current time rounded up, so never early: ``ExpiryClock``; `.zero` means never). Key
+    /// expiry must be on: see ``enableKeyExpiry(defaultDuration:)``.
     public func set<V: PayloadCodable & Sendable>(
         _ value: V, forKey key: String, expiresAfter duration: Duration
     ) throws(MappedKVError) {

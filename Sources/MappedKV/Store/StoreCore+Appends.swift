@@ -121,8 +121,7 @@ extension StoreCore {
             let valueStart = mirror.count
             Self.appendWritten(payloadLength, to: &mirror, write)
             if expiryEnabled {
-                let expiry = ExpirySuffix.expiration(
-                    now: configuration.clock.now(), duration: duration ?? defaultExpiryDuration)
+                let expiry = configuration.clock.expiration(after: duration ?? defaultExpiryDuration)
                 ExpirySuffix.append(expiry, to: &mirror)
             }
             try commitAppend(files, from: start)

@@ -101,7 +101,7 @@ extension StoreCore {
         } else {
             let transform: ValueTransform =
                 enabled
-                ? .addExpiry(ExpirySuffix.expiration(now: configuration.clock.now(), duration: defaultDuration))
+                ? .addExpiry(configuration.clock.expiration(after: defaultDuration))
                 : .removeExpiry
             try writeBack(files, incomingLength: 0, needSync: true, transform: transform, flags: flags)
         }

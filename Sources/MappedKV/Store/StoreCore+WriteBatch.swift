@@ -71,11 +71,12 @@ extension StoreCore {
             } else {
                 // The records go into the mirror (sized for the whole batch once, then written in
                 // place), each with its suffix; removes of absent keys write nothing.
-                let now = expiryEnabled ? configuration.clock.now() : 0
+                // Expiry times count from the current time rounded up, so that none comes early.
+                let expiryBase = expiryEnabled ? configuration.clock.roundedUpNow() : 0
                 mirror.append(contentsOf: repeatElement(0, count: length))
                 let end: Int
                 (end, records) = mirror.withUnsafeMutableBytes { region in
-                    writeRecords(of: batch, into: region, at: start, suffixLength: suffixLength, now: now)
+                    writeRecords(of: batch, into: region, at: start, suffixLength: suffixLength, expiryBase: expiryBase)
                 }
                 mirror.removeLast(mirror.count - end)
             }
@@ -109,10 +110,11 @@ extension StoreCore {
 
     /// Writes the records of `batch` into `region` (the mirror) from offset `start`, in order,
     /// pointing the index at each set and dropping each removed key; returns where the records end
-    /// and how many there are. `region` has room for every record.
+    /// and how many there are. `region` has room for every record. A set's expiry time is its own
+    /// absolute one, or `expiryBase` (the current time rounded up) plus its duration.
     private func writeRecords(
         of batch: BatchOperations, into region: UnsafeMutableRawBufferPointer, at start: Int, suffixLength: Int,
-        now: UInt32
+        expiryBase: UInt32
     ) -> (end: Int, records: Int) {
         let base = region.baseAddress!
         let mirrorBytes = UnsafeRawBufferPointer(region)
@@ -150,7 +152,7 @@ extension StoreCore {
                     let expiry =
                         operation.expiresAt
                         ?? ExpirySuffix.expiration(
-                            now: now, duration: operation.expiresAfter ?? defaultExpiryDuration)
+                            now: expiryBase, duration: operation.expiresAfter ?? defaultExpiryDuration)
                     base.storeBytes(of: expiry.littleEndian, toByteOffset: offset, as: UInt32.self)
                     offset += ExpirySuffix.length
                 }

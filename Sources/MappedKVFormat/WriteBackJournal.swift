@@ -68,9 +68,12 @@ public struct WriteBackJournal: Equatable, Sendable {
                 return nil
             }
             let regionStart = 28 + MetaInfo.size + 4
+            // A data file too short for the region is no write-back a writer makes: torn.
+            let fileSize = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 20, as: UInt64.self))
+            guard fileSize >= UInt64(4 + regionLength) else { return nil }
             return WriteBackJournal(
                 base: MetaStamp(sequence: u32(8), crcDigest: u32(12), actualSize: u32(16)),
-                fileSize: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 20, as: UInt64.self)),
+                fileSize: fileSize,
                 meta: meta,
                 region: Array(raw[regionStart..<(regionStart + regionLength)]))
         }

@@ -74,6 +74,14 @@ enum JournalReplay {
             meta += [UInt8](repeating: 0, count: pages * page - meta.count)
         }
         meta.replaceSubrange(0..<MetaInfo.size, with: journal.meta.serialized)
+        // A meta with durability checkpoints gets the redone state as the newest and as the
+        // durability point: the redo is flushed (docs/FORMAT.md 3.5, 8.3 step 7).
+        let checkpoint = DurabilityCheckpoints.Checkpoint(
+            actualSize: journal.meta.actualSize, crcDigest: journal.meta.crcDigest, sequence: journal.meta.sequence)
+        meta.withUnsafeMutableBytes { bytes in
+            DurabilityCheckpoints.add(checkpoint, to: bytes)
+            DurabilityCheckpoints.setDurable(checkpoint, in: bytes)
+        }
         return (data, meta)
     }
 

@@ -6,13 +6,9 @@ import Glibc
 enum KnownFindings {
     static let workaroundsEnabled = getenv("MAPPEDKV_FUZZ_NO_WORKAROUNDS") == nil
 
-    /// F2: a journal that parses (its CRC matches) but whose file size ends before its region traps
-    /// a read-write load that redoes it, on `StoreFiles.regionDestination`'s precondition ("write
-    /// past the mapped data file"), when the data file is shorter than the region too: the redo
-    /// grows the data file only to the journal's size, then writes the whole region. No writer
-    /// of this package makes such a journal. Minimal input: `tools/fuzz/README.md`, Known findings.
-    /// Stepped around by raising the file size to the region's end.
-    static func raisesJournalFileSize(_ fileSize: UInt64, regionEnd: Int) -> UInt64 {
-        workaroundsEnabled ? max(fileSize, UInt64(regionEnd)) : fileSize
-    }
+    /// F2 (fixed): a journal that parsed (its CRC matched) but whose file size ended before its
+    /// region trapped a read-write load that redid it, on `StoreFiles.regionDestination`'s
+    /// precondition. Such a journal is now torn (`WriteBackJournal(parsing:)`, docs/FORMAT.md 8.1),
+    /// so the harness no longer steps around it.
+    static func raisesJournalFileSize(_ fileSize: UInt64, regionEnd: Int) -> UInt64 { fileSize }
 }

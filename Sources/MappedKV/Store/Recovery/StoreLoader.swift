@@ -104,6 +104,12 @@ enum StoreLoader {
             }
             return .loaded(LoadedState(region: region, stamp: files.metaStamp()))
         case .crashLoss(let finding):
+            // Kept records read without a key from a store with an IV could be ciphertext.
+            if key == nil, !treatsStoreAsPlain, !finding.kept.plain.isEmpty,
+                MissingCryptKey.metaHoldsIV(finding.kept.meta)
+            {
+                throw .missingCryptKey(id: id)
+            }
             if access == .shared { return .needsExclusiveLock }
             let report = finding.report(storeID: id, isReadOnly: access == .readOnly)
             logger.warning("writes lost to a crash", metadata: ["id": "\(id)", "loss": "\(report)"])

@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(
             name: "MappedKVTests",
             dependencies: [
-                "MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO", "MappedKVCollections",
+                "MappedKV", "MappedKVFormat", "MappedKVCrypto", "MappedKVIO", "MappedKVCollections", "MappedKVCache",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),

@@ -271,8 +271,12 @@ public final class Cache<Value: Sendable>: Sendable {
             key: key, value: value, modified: found.modified, expiry: found.expiry, extendedData: found.extendedData)
     }
 
-    /// Closes the disk side and stops following other processes' changes; the memory side is
-    /// released with the cache.
+    /// Makes every entry set so far durable on the disk side (``DiskCache/sync()``): a power loss
+    /// after this returns loses none of them.
+    public func sync() throws(CacheError) { try disk.sync() }
+
+    /// Closes the disk side (a durability point, as ``sync()``) and stops following other
+    /// processes' changes; the memory side is released with the cache.
     public func close() {
         CacheChangeHub.stopListening(hubToken)
         externalChanges.cancel()

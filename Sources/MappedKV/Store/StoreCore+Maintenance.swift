@@ -14,6 +14,7 @@ extension StoreCore {
             let newCipher = try freshCipher()
             var newMeta = meta
             _ = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
+            if newCipher == nil { newMeta.iv = .zero }  // a plain store keeps no IV (see rewrite)
             // Unlike MMKV, the old records do not stay readable in the first page: the commit zeroes them.
             let journal = WriteBackJournal(
                 base: files.metaStamp(), fileSize: UInt64(size), meta: newMeta, region: [])

@@ -182,6 +182,9 @@ extension StoreCore {
         let crc = stored.withUnsafeBytes { CRC32.update(0, $0) }
         var newMeta = meta
         _ = newMeta.update(actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)
+        // A plain store keeps no IV: a stale one (left by a rekey to plain text) would make a
+        // load without a key take it for an encrypted store (docs/FORMAT.md 7.5a).
+        if newCipher == nil { newMeta.iv = .zero }
         if let flags {
             newMeta.flags = flags
             newMeta.version = .flag

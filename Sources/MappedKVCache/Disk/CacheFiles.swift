@@ -26,6 +26,15 @@ import MappedKVIO
 struct CacheFiles: Sendable {
     let directory: String
     let cryptKey: CryptKey?
+    /// Where the crash-state explorer collects the writes to the cache's files, in the manifest's
+    /// timeline; nil outside it.
+    let recorder: WriteRecorder?
+
+    init(directory: String, cryptKey: CryptKey?) {
+        self.directory = directory
+        self.cryptKey = cryptKey
+        recorder = WriteRecorder.recorder(for: directory + "/" + DiskCache.manifestID)
+    }
 
     static let magic: [UInt8] = Array("MKVC".utf8)
     static let version: UInt8 = 1
@@ -66,11 +75,17 @@ struct CacheFiles: Sendable {
             defer { file.close() }
             try header.withRawBytes { (header) throws(SystemError) in
                 try body.withRawBytes { (body) throws(SystemError) in
-                    guard let halfway else { return try file.write([header, body], at: 0) }
+                    guard let halfway else {
+                        try file.write([header, body], at: 0)
+                        recorder?.record(.file(relative(path), offset: 0, bytes: header + Array(body)))
+                        return
+                    }
                     let half = body.count / 2
                     try file.write([header, UnsafeRawBufferPointer(rebasing: body[..<half])], at: 0)
+                    recorder?.record(.file(relative(path), offset: 0, bytes: header + Array(body[..<half])))
                     halfway()
                     try file.write(UnsafeRawBufferPointer(rebasing: body[half...]), at: header.count + half)
+                    recorder?.record(.file(relative(path), offset: header.count + half, bytes: Array(body[half...])))
                 }
             }
         }
@@ -83,6 +98,39 @@ struct CacheFiles: Sendable {
         _ = try fileCall { () throws(SystemError) in
             try syscall("rename", path: target) { Glibc.rename(temporaryPath, target) }
         }
+        recorder?.record(.renamed(relative(temporaryPath), to: relative(target)))
+    }
+
+    /// Flushes `files/<name>` to disk; a file deleted since is not an error.
+    func synchronize(_ name: String) throws(CacheError) {
+        let path = path(of: name)
+        do {
+            let file = try FileDescriptor.open(path, access: .readOnly)
+            defer { file.close() }
+            try file.synchronize()
+        } catch {
+            if error.errno == ENOENT { return }
+            throw .system(SystemCallError(error))
+        }
+        recorder?.record(.syncFile(relative(path)))
+    }
+
+    /// Flushes `files/` itself, so that the names installed in it survive a power loss.
+    func synchronizeFilesFolder() throws(CacheError) {
+        let folder = filesDirectory
+        try fileCall { () throws(SystemError) in try Directory.synchronize(folder) }
+        recorder?.record(.syncFolder("files"))
+    }
+
+    /// Removes a temporary file after a failed set.
+    func removeTemporary(_ path: String) {
+        try? FileDescriptor.remove(path)
+        recorder?.record(.removed(relative(path)))
+    }
+
+    /// `path` relative to the cache's directory, for the recorder.
+    private func relative(_ path: String) -> String {
+        path.hasPrefix(directory + "/") ? String(path.dropFirst(directory.count + 1)) : path
     }
 
     /// The value stored in `files/<name>` if it is exactly the one `record` describes; nil otherwise.
@@ -161,6 +209,7 @@ struct CacheFiles: Sendable {
     func remove(_ name: String) {
         let path = path(of: name)
         do { try FileDescriptor.remove(path) } catch { Self.deleteTree(path) }
+        recorder?.record(.removed("files/" + name))
     }
 
     /// The names in `files/`, and the other entries found there (which trim deletes too).

@@ -59,7 +59,7 @@ extension DiskCache {
                 (replaced, overLimits) = try setFileRecord(
                     record, forKey: key, installing: temporary, as: name, whileRecorded: whileRecorded, hook: hook)
             } catch {
-                try? FileDescriptor.remove(temporary)
+                files.removeTemporary(temporary)
                 throw error
             }
         } else {
@@ -144,6 +144,7 @@ extension DiskCache {
             let counts = try countsBeforeWrite(in: transaction)
             let old = try Self.summary(ofEntry: entryKey, in: transaction)
             try files.install(temporary, as: name)
+            unsyncedFiles.withLock { $0.append(name) }
             hook?(.renamedBeforeRecording)
             try transaction.set(encoded, forKey: entryKey)
             whileRecorded?()

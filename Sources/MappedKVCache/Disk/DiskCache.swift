@@ -17,7 +17,8 @@ import Synchronization
 /// lock, so every file is either recorded or an orphan that ``trim()`` collects; and a read
 /// returns bytes only when their length and CRC are the recorded ones, so a missing, short or
 /// changed file, or a damaged record, is a miss (and the entry is dropped), never wrong bytes.
-/// A crash may lose entries (nothing is flushed to disk by default) but never breaks those.
+/// A crash may lose entries set since the last ``sync()`` or ``close()`` (the durability points),
+/// but never breaks those.
 ///
 /// ```swift
 /// let cache = try DiskCache(directory: "/tmp/thumbnails")
@@ -60,6 +61,8 @@ public final class DiskCache: Sendable {
     let hasFaultHook = Atomic<Bool>(false)
     /// The metrics ``DiskCacheConfiguration/metrics`` asks for, made at open; nil reports nothing.
     let metrics: CacheMetrics?
+    /// The value files this instance installed since its last ``sync()``, which flushes them.
+    let unsyncedFiles = Mutex<[String]>([])
 
     /// The manifest store's ID inside the directory.
     static let manifestID = "manifest"
@@ -100,17 +103,50 @@ public final class DiskCache: Sendable {
         backgroundTrim.withLock { $0?.cancel() }
     }
 
+    /// Makes every entry set so far durable: a power loss after this returns loses none of them
+    /// (the cache's durability point, as `MappedKV.sync()` is the store's). The value files this
+    /// instance installed are flushed first, then the folder that names them, then the manifest
+    /// that records them, so the manifest never vouches for a file that is not on disk. Between
+    /// durability points a crash may lose entries, never serve wrong bytes.
+    ///
+    /// - Throws: ``CacheError/system(_:)`` if a flush fails (the manifest's failure closes it).
+    public func sync() throws(CacheError) {
+        let names = unsyncedFiles.withLock { names in
+            defer { names.removeAll() }
+            return names
+        }
+        do throws(CacheError) {
+            for name in names { try files.synchronize(name) }
+            if !names.isEmpty { try files.synchronizeFilesFolder() }
+            try flushAccessTimes()
+            do { try manifest.sync() } catch { throw CacheError.store(error) }
+        } catch {
+            unsyncedFiles.withLock { $0.insert(contentsOf: names, at: 0) }
+            throw error
+        }
+    }
+
     /// Finishes a trim to the count and byte limits that this process's writes made due (unless
-    /// another process is trimming), flushes pending access times and closes the manifest; later
-    /// calls throw.
+    /// another process is trimming), flushes pending access times, makes every entry durable (as
+    /// ``sync()``; a failure is logged) and closes the manifest; later calls throw.
     public func close() {
         if limitTrimScheduled.load(ordering: .acquiring) { _ = limitTrimTurn() }
-        backgroundTurn.withLock { isClosed in isClosed = true }  // waits for a turn in progress
+        // Waits for a turn in progress.
+        let wasClosed = backgroundTurn.withLock { isClosed in
+            defer { isClosed = true }
+            return isClosed
+        }
         backgroundTrim.withLock { task in
             task?.cancel()
             task = nil
         }
-        try? flushAccessTimes()
+        if !wasClosed {
+            do { try sync() } catch {
+                logger.error(
+                    "the flush at close failed: entries set since the last sync may be lost",
+                    metadata: ["error": "\(error)"])
+            }
+        }
         manifest.close()
         totals.close()
     }

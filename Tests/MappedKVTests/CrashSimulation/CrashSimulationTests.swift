@@ -110,6 +110,11 @@ extension FileWrite {
         case .journal(let bytes): "journal \(bytes.count) bytes"
         case .journalRemoved: "journal removed"
         case .sync(let file): "sync \(file)"
+        case .file(let name, let offset, let bytes): "\(name)[\(offset)..<\(offset + bytes.count)]"
+        case .renamed(let source, let target): "rename \(source) to \(target)"
+        case .removed(let name): "remove \(name)"
+        case .syncFile(let name): "sync \(name)"
+        case .syncFolder(let name): "sync folder \(name)"
         }
     }
 }

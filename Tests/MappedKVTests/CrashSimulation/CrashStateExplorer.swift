@@ -60,7 +60,7 @@ struct CrashStateExplorer {
         let (point, image) = state(number)
         let label = "\(workload) seed \(seed) state \(number) (crash after write \(point) of \(recording.writes.count))"
         try Self.clear(directory)
-        try image.materialize(id: "s", in: directory)
+        try image.materialize(id: workload.storeID, in: directory)
         let allowed = recording.allowedStates(afterWrites: point).map { explorerView($0, at: recording.checkTime) }
         var errors: [String] = []
         for key in recording.candidateKeys(afterWrites: point) {
@@ -75,13 +75,15 @@ struct CrashStateExplorer {
             do { opened = try open(directory, configuration: configuration) } catch {
                 errors.append("open failed: \(error)")
                 try Self.clear(directory)
-                try image.materialize(id: "s", in: directory)
+                try image.materialize(id: workload.storeID, in: directory)
                 continue
             }
             let (loaded, lost) = (opened.contents, opened.lost)
             var problems = opened.problems
             if !events.all.isEmpty { problems.append("damage reported: \(events.all)") }
-            if !allowed.contains(loaded) {
+            if workload == .cache {
+                problems += CacheWorkload.violations(loaded, allowed: allowed)
+            } else if !allowed.contains(loaded) {
                 let nearest = allowed.min { differences(loaded, $0).count < differences(loaded, $1).count } ?? [:]
                 problems.append(
                     "loaded \(loaded.count) keys, none of the \(allowed.count) allowed states "
@@ -118,6 +120,7 @@ struct CrashStateExplorer {
 
     /// Opens the state in `directory` as the workload's layer does, and closes it again.
     func open(_ directory: String, configuration: Configuration) throws -> Opened {
+        if workload == .cache { return try CacheWorkload.open(directory) }
         if workload == .collections {
             let opened = try CollectionsWorkload.open(directory, configuration: configuration)
             return Opened(
@@ -137,7 +140,7 @@ struct CrashStateExplorer {
         let folder = FileManager.default.temporaryDirectory.path + "/mappedkv-crash-\(workload)-\(seed)-\(number)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try clear(folder)
-        try image.materialize(id: "s", in: folder)
+        try image.materialize(id: workload.storeID, in: folder)
         let replay = "\(label)\nMAPPEDKV_EXPLORER_REPLAY=\(workload):\(seed):\(number) swift test --filter PowerLoss\n"
         try replay.write(toFile: folder + "/replay.txt", atomically: true, encoding: .utf8)
         return folder

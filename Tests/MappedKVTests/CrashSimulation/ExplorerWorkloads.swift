@@ -3,12 +3,16 @@ import Logging
 import MappedKVFormat
 
 @testable import MappedKV
+@testable import MappedKVCache
 
 /// The store workloads the crash-state explorer records: each a seeded random sequence of one
 /// kind of operation, with durability points (`sync()`, `close()`) among them.
 enum ExplorerWorkload: String, CaseIterable, Sendable {
     case appends, expansion, writeBack, trim, clearAll, rekey, encrypted, expiry, batches, transactions
-    case multiProcess, everyWrite, collections
+    case multiProcess, everyWrite, collections, cache
+
+    /// The ID of the store the workload records: the cache's manifest, or `s`.
+    var storeID: String { self == .cache ? DiskCache.manifestID : "s" }
 
     static let cryptKey = CryptKey(Array("explorer-key".utf8))
     static let otherKey = CryptKey(Array("explorer-key-2".utf8))
@@ -19,6 +23,7 @@ enum ExplorerWorkload: String, CaseIterable, Sendable {
         let key: CryptKey? = self == .encrypted ? Self.cryptKey : nil
         let recorder = ExplorerRecorder(directory: directory, key: key)
         if self == .collections { return try CollectionsWorkload.record(in: directory, seed: seed) }
+        if self == .cache { return try CacheWorkload.record(in: directory, seed: seed) }
         if self == .multiProcess { return try recordTwoWriters(recorder, directory: directory, &random) }
         let clock = ManualClock(1_800_000_000)
         let configuration = Configuration(
@@ -107,7 +112,7 @@ enum ExplorerWorkload: String, CaseIterable, Sendable {
                     try done()
                     try transaction.set(value(step, Int(random.next() % 200) + 1), forKey: someKey())
                 }
-            case .multiProcess, .collections: break
+            case .multiProcess, .collections, .cache: break
             }
             try done()
             if random.next() % 9 == 0 {

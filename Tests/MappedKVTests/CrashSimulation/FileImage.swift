@@ -13,6 +13,8 @@ struct FileImage: Equatable {
     /// was flushed after the store's creation).
     var dataMissing = false
     var metaMissing = false
+    /// The files of a layer on top (a cache's value files), by path relative to the directory.
+    var others: [String: [UInt8]] = [:]
 
     /// Applies `write`, or only its first `byteCount` bytes (a store or `write` cut by a kill).
     mutating func apply(_ write: FileWrite, byteCount: Int? = nil) {
@@ -23,7 +25,17 @@ struct FileImage: Equatable {
         case .metaSize(let size): Self.resize(&meta, to: size)
         case .journal(let bytes): journal = Array(bytes.prefix(byteCount ?? bytes.count))
         case .journalRemoved: journal = nil
-        case .sync: break
+        case .file(let name, let offset, let bytes):
+            var file = others[name] ?? []
+            if file.count < offset + bytes.count {
+                file += [UInt8](repeating: 0, count: offset + bytes.count - file.count)
+            }
+            let length = byteCount ?? bytes.count
+            file.replaceSubrange(offset..<(offset + length), with: bytes.prefix(length))
+            others[name] = file
+        case .renamed(let source, let target): others[target] = others.removeValue(forKey: source)
+        case .removed(let name): others[name] = nil
+        case .sync, .syncFile, .syncFolder: break
         }
     }
 
@@ -51,6 +63,12 @@ struct FileImage: Equatable {
             } else if FileManager.default.fileExists(atPath: path) {
                 try FileManager.default.removeItem(atPath: path)
             }
+        }
+        for (name, bytes) in others {
+            let path = "\(directory)/\(name)"
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
         }
         let journalPath = "\(directory)/\(id).writeback"
         if let journal {

@@ -23,6 +23,9 @@ struct PowerLossModel {
     private let directoryFlushed: [Int]
     /// Whether the data and meta files were created by the recording (and so may be missing).
     private let createdByRecording: Bool
+    /// For the files of a layer on top: the write counts after each flush of a folder, and of a file.
+    private let folderFlushes: [String: [Int]]
+    private let fileFlushes: [String: [Int]]
 
     /// The number of crash points: after 0 writes up to after every write.
     var crashPoints: Int { images.count }
@@ -34,7 +37,11 @@ struct PowerLossModel {
         var meta = [0]
         var journal = [0]
         var directory = [0]
+        var folders: [String: [Int]] = [:]
+        var others: [String: [Int]] = [:]
         for (index, write) in writes.enumerated() {
+            if case .syncFolder(let folder) = write { folders[folder, default: []].append(index + 1) }
+            if case .syncFile(let name) = write { others[name, default: []].append(index + 1) }
             image.apply(write)
             images.append(image)
             let count = index + 1
@@ -49,6 +56,42 @@ struct PowerLossModel {
         self.journalFlushed = journal
         self.directoryFlushed = directory
         self.createdByRecording = createdByRecording
+        self.folderFlushes = folders
+        self.fileFlushes = others
+    }
+
+    /// The write count at the last flush in `flushes` made by `count` writes, 0 if none.
+    private static func last(_ flushes: [Int]?, atOrBefore count: Int) -> Int {
+        flushes?.last { $0 <= count } ?? 0
+    }
+
+    /// The other files after a crash right after `count` writes: each name since its folder's
+    /// last flush there or not, each file's bytes any version since its own last flush (a file
+    /// not yet flushed may be empty).
+    private func otherFiles(after count: Int, _ random: inout SplitMix64) -> [String: [UInt8]] {
+        var result: [String: [UInt8]] = [:]
+        var names: [String: Int] = [:]  // name -> its folder's last flush
+        var folderFlushed: [String: Int] = [:]
+        for index in 0...count {
+            for name in images[index].others.keys where names[name] == nil {
+                let folder = String(name.prefix { $0 != "/" })
+                let flushed =
+                    folderFlushed[folder]
+                    ?? {
+                        let value = Self.last(folderFlushes[folder], atOrBefore: count)
+                        folderFlushed[folder] = value
+                        return value
+                    }()
+                if index >= flushed || images[flushed].others[name] != nil { names[name] = flushed }
+            }
+        }
+        for (name, flushed) in names.sorted(by: { $0.key < $1.key }) {
+            let present = images[flushed...count].map { $0.others[name] != nil }
+            guard present[Int(random.next() % UInt64(present.count))] else { continue }
+            let since = Self.last(fileFlushes[name], atOrBefore: count)
+            result[name] = Self.mix(images[since...count].map { $0.others[name] ?? [] }, &random)
+        }
+        return result
     }
 
     /// One disk state a power loss right after `count` writes may leave, drawn with `random`.
@@ -66,6 +109,7 @@ struct PowerLossModel {
             let mixed = Self.mix(versions, &random)
             state.journal = mixed
         }
+        state.others = otherFiles(after: count, &random)
         if createdByRecording && directoryFlushed[count] == 0 {
             if random.next() % 4 == 0 { state.dataMissing = true }
             if random.next() % 4 == 0 { state.metaMissing = true }

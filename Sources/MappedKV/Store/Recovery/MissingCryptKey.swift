@@ -10,7 +10,7 @@ import MappedKVFormat
 /// meta that holds one is taken as encrypted whenever a load without a key finds damage: the load
 /// stops with ``MappedKVError/missingCryptKey(id:)`` before the damage policy is consulted and
 /// before anything is copied or written. A store that decodes without a key still loads, since a
-/// decrypted store keeps its stale IV (MMKV's and ``StoreCore/rekey(to:)``'s); only the caller can
+/// store MMKV decrypted keeps its stale IV (MappedKV's rewrites of a plain store zero it); only the caller can
 /// say that a damaged store with an IV is plain (``Configuration/treatsStoreAsPlain``).
 enum MissingCryptKey {
     /// Whether `meta` (normalized) records an IV: version 2 or more with an IV that is not all

@@ -62,7 +62,26 @@ public final class DiskCache: Sendable {
     /// The metrics ``DiskCacheConfiguration/metrics`` asks for, made at open; nil reports nothing.
     let metrics: CacheMetrics?
     /// The value files this instance installed since its last ``sync()``, which flushes them.
-    let unsyncedFiles = Mutex<[String]>([])
+    let unsyncedFiles = Mutex(UnsyncedFiles())
+
+    /// The names ``sync()`` flushes. Past ``limit`` names it stops listing them (a cache that is
+    /// never synced would otherwise hold every name it ever wrote) and the next sync flushes
+    /// every file in `files/` instead.
+    struct UnsyncedFiles: Sendable {
+        static let limit = 4096
+        var names: [String] = []
+        var overflowed = false
+
+        mutating func append(_ name: String) {
+            guard !overflowed else { return }
+            if names.count < Self.limit {
+                names.append(name)
+            } else {
+                overflowed = true
+                names = []
+            }
+        }
+    }
 
     /// The manifest store's ID inside the directory.
     static let manifestID = "manifest"
@@ -111,17 +130,21 @@ public final class DiskCache: Sendable {
     ///
     /// - Throws: ``CacheError/system(_:)`` if a flush fails (the manifest's failure closes it).
     public func sync() throws(CacheError) {
-        let names = unsyncedFiles.withLock { names in
-            defer { names.removeAll() }
-            return names
+        let pending = unsyncedFiles.withLock { pending in
+            defer { pending = UnsyncedFiles() }
+            return pending
         }
+        let names = pending.overflowed ? files.listFiles() : pending.names
         do throws(CacheError) {
             for name in names { try files.synchronize(name) }
             if !names.isEmpty { try files.synchronizeFilesFolder() }
             try flushAccessTimes()
             do { try manifest.sync() } catch { throw CacheError.store(error) }
         } catch {
-            unsyncedFiles.withLock { $0.insert(contentsOf: names, at: 0) }
+            unsyncedFiles.withLock { unsynced in
+                if pending.overflowed { unsynced.overflowed = true }
+                for name in pending.names { unsynced.append(name) }
+            }
             throw error
         }
     }

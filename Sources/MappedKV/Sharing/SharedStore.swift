@@ -268,6 +268,9 @@ enum StoreRegistry {
             flusher?.stop()
             flusher = nil
         }
+        // The spare transaction holds the store: dropping it breaks the cycle, so the store (and
+        // its stamp mapping) goes with its last handle. No section runs once no handle is left.
+        store.spareTransaction = nil
         store.core.withLock { core in core.close() }
     }
 }

@@ -28,6 +28,12 @@ package enum DurabilityCheckpoints {
         package var crcDigest: UInt32
         package var sequence: UInt32
 
+        /// The state a meta stamp describes.
+        @inlinable
+        package init(_ stamp: MetaStamp) {
+            self.init(actualSize: stamp.actualSize, crcDigest: stamp.crcDigest, sequence: stamp.sequence)
+        }
+
         @inlinable
         package init(actualSize: UInt32, crcDigest: UInt32, sequence: UInt32) {
             self.actualSize = actualSize
@@ -47,29 +53,32 @@ package enum DurabilityCheckpoints {
             return mixed ^ 0x27D4_EB2F
         }
 
-        /// `size 120 crc 0x1234abcd seq 3`.
+        /// The size, the CRC in hexadecimal and the sequence, e.g. `size 4 crc 0x0 seq 1`.
         package var description: String {
             "size \(actualSize) crc 0x\(String(crcDigest, radix: 16)) seq \(sequence)"
         }
     }
 
+    // The layout's numbers are inlinable computed properties rather than stored ones, so that
+    // ``add(_:to:)``, inlined into every append, folds them to constants.
+
     /// `MKVc`, read as a little-endian u32.
-    package static let magic: UInt32 = 0x6356_4B4D
+    @inlinable package static var magic: UInt32 { 0x6356_4B4D }
     /// The ring's slots.
-    package static let slotCount = 23
+    @inlinable package static var slotCount: Int { 23 }
     /// The bytes a checkpoint takes: size, CRC, sequence and check word.
-    package static let checkpointSize = 16
+    @inlinable package static var checkpointSize: Int { 16 }
 
     /// Byte offsets in the meta file.
     package enum Offset {
-        package static let magic = MetaInfo.size
-        package static let written = MetaInfo.size + 4
-        package static let durable = MetaInfo.size + 8
-        package static let ring = MetaInfo.size + 24
+        @inlinable package static var magic: Int { 112 }
+        @inlinable package static var written: Int { 116 }
+        @inlinable package static var durable: Int { 120 }
+        @inlinable package static var ring: Int { 136 }
     }
 
     /// The end of the last slot; the meta file must be at least this long to hold them.
-    package static let end = Offset.ring + slotCount * checkpointSize
+    @inlinable package static var end: Int { Offset.ring + slotCount * checkpointSize }
 
     /// What a meta file's checkpoints hold: nil if it has none (an MMKV store, a store older than
     /// them, or a meta file too short).
@@ -118,28 +127,31 @@ package enum DurabilityCheckpoints {
     /// dirties anyway (the store bench's set workloads, counted with callgrind, show the cost).
     @inlinable
     package static func add(_ checkpoint: Checkpoint, to meta: UnsafeMutableRawBufferPointer) {
-        guard meta.count >= 504, let base = meta.baseAddress,
-            UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 112, as: UInt32.self)) == 0x6356_4B4D
+        guard meta.count >= end, let base = meta.baseAddress,
+            UInt32(littleEndian: base.loadUnaligned(fromByteOffset: Offset.magic, as: UInt32.self)) == magic
         else { return }
-        let written = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 116, as: UInt32.self))
-        let slot = base + 136 + Int(written % 23) * 16
+        let written = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: Offset.written, as: UInt32.self))
+        let slot = base + Offset.ring + Int(written % UInt32(slotCount)) * checkpointSize
+        // The fields first and the check word last (see ``write(_:into:at:)``).
         slot.storeBytes(of: checkpoint.actualSize.littleEndian, toByteOffset: 0, as: UInt32.self)
         slot.storeBytes(of: checkpoint.crcDigest.littleEndian, toByteOffset: 4, as: UInt32.self)
         slot.storeBytes(of: checkpoint.sequence.littleEndian, toByteOffset: 8, as: UInt32.self)
         slot.storeBytes(of: checkpoint.check.littleEndian, toByteOffset: 12, as: UInt32.self)
-        base.storeBytes(of: (written &+ 1).littleEndian, toByteOffset: 116, as: UInt32.self)
+        base.storeBytes(of: (written &+ 1).littleEndian, toByteOffset: Offset.written, as: UInt32.self)
+    }
+
+    /// The offset of the slot the newest checkpoint went to (for recording what ``add(_:to:)`` stored).
+    package static func newestSlotOffset(in meta: UnsafeRawBufferPointer) -> Int? {
+        guard isPresent(in: meta) else { return nil }
+        let written = load(meta, Offset.written)
+        guard written > 0 else { return nil }
+        return Offset.ring + Int((written &- 1) % UInt32(slotCount)) * checkpointSize
     }
 
     /// Records `checkpoint` as the durability point. Does nothing where there are no checkpoints.
     package static func setDurable(_ checkpoint: Checkpoint, in meta: UnsafeMutableRawBufferPointer) {
         guard isPresent(in: UnsafeRawBufferPointer(meta)) else { return }
         write(checkpoint, into: meta, at: Offset.durable)
-    }
-
-    /// The slot `written` entries in writes next: for recording what ``add(_:to:)`` stores.
-    package static func nextSlotOffset(in meta: UnsafeRawBufferPointer) -> Int? {
-        guard isPresent(in: meta) else { return nil }
-        return Offset.ring + Int(load(meta, Offset.written) % UInt32(slotCount)) * checkpointSize
     }
 
     /// The 16 stored bytes of `checkpoint`.

@@ -76,8 +76,7 @@ enum JournalReplay {
         meta.replaceSubrange(0..<MetaInfo.size, with: journal.meta.serialized)
         // A meta with durability checkpoints gets the redone state as the newest and as the
         // durability point: the redo is flushed (docs/FORMAT.md 3.5, 8.3 step 7).
-        let checkpoint = DurabilityCheckpoints.Checkpoint(
-            actualSize: journal.meta.actualSize, crcDigest: journal.meta.crcDigest, sequence: journal.meta.sequence)
+        let checkpoint = DurabilityCheckpoints.Checkpoint(journal.meta.stamp)
         meta.withUnsafeMutableBytes { bytes in
             DurabilityCheckpoints.add(checkpoint, to: bytes)
             DurabilityCheckpoints.setDurable(checkpoint, in: bytes)

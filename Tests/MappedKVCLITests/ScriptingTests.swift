@@ -218,21 +218,29 @@ struct ScriptingTests {
         }
     }
 
+    /// A store of keys `first` and `second` whose meta holds the size after `second` and the CRC
+    /// before it: a meta write torn after the size and before the CRC. Returns the old and torn
+    /// metas; `withoutCheckpoints` clears MappedKV's checkpoints (as MMKV writes a store), which
+    /// could vouch for the new size.
+    func storeWithTornMeta(_ root: String, withoutCheckpoints: Bool) throws -> (old: Data, torn: Data) {
+        let store = CLI.store(root, "s")
+        try CLI.succeed(["set", "--create"] + store + ["first", "value"])
+        let metaURL = URL(fileURLWithPath: root + "/s.crc")
+        let oldMeta = try Data(contentsOf: metaURL)
+        try CLI.succeed(["set"] + store + ["second", "another value"])
+        var torn = try Data(contentsOf: metaURL)
+        torn.replaceSubrange(0..<4, with: oldMeta[0..<4])
+        if withoutCheckpoints { torn.replaceSubrange(112..<504, with: Data(count: 392)) }
+        try torn.write(to: metaURL)
+        return (oldMeta, torn)
+    }
+
     @Test("info and verify agree on a store an interrupted append left repairable, and repair reports the exact bytes")
     func tornMetaReport() throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let store = CLI.store(root, "s")
-            try CLI.succeed(["set", "--create"] + store + ["first", "value"])
-            let metaURL = URL(fileURLWithPath: root + "/s.crc")
-            let oldMeta = try Data(contentsOf: metaURL)
-            try CLI.succeed(["set"] + store + ["second", "another value"])
-            // A meta write torn after the size and before the CRC: the new size, the old CRC; in
-            // a store without checkpoints (as MMKV writes it), which could vouch for the new size.
-            var torn = try Data(contentsOf: metaURL)
-            torn.replaceSubrange(0..<4, with: oldMeta[0..<4])
-            torn.replaceSubrange(112..<504, with: Data(count: 392))
-            try torn.write(to: metaURL)
+            let (oldMeta, torn) = try storeWithTornMeta(root, withoutCheckpoints: true)
             func size(_ meta: Data) -> Int { Int(meta[28]) | Int(meta[29]) << 8 | Int(meta[30]) << 16 }
             let appended = size(torn) - size(oldMeta)
             #expect(appended == 1 + 6 + 1 + 14, "the record of 'second' is 22 bytes")
@@ -261,13 +269,7 @@ struct ScriptingTests {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let store = CLI.store(root, "s")
-            try CLI.succeed(["set", "--create"] + store + ["first", "value"])
-            let metaURL = URL(fileURLWithPath: root + "/s.crc")
-            let oldMeta = try Data(contentsOf: metaURL)
-            try CLI.succeed(["set"] + store + ["second", "another value"])
-            var torn = try Data(contentsOf: metaURL)
-            torn.replaceSubrange(0..<4, with: oldMeta[0..<4])
-            try torn.write(to: metaURL)
+            _ = try storeWithTornMeta(root, withoutCheckpoints: false)
 
             let verify = try CLI.run(["verify"] + store)
             #expect(verify.stdout.contains("repairable without loss"), "\(verify)")

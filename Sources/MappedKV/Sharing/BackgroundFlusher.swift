@@ -25,23 +25,12 @@ final class BackgroundFlusher: Sendable {
     /// only `sync()` and `close()` are durability points.
     static func start(for store: SharedStore, every interval: Duration) -> BackgroundFlusher? {
         let flusher = BackgroundFlusher(store: store, interval: interval)
-        let context = Unmanaged.passRetained(flusher).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                guard let context else { return nil }
-                Unmanaged<BackgroundFlusher>.fromOpaque(context).takeRetainedValue().run()
-                return nil
-            }, context)
-        guard result == 0 else {
-            Unmanaged<BackgroundFlusher>.fromOpaque(context).release()
+        if let error = DetachedThread.start({ flusher.run() }) {
             store.logger.error(
                 "could not start the background flush; only sync() and close() make writes durable",
-                metadata: ["error": "\(String(cString: strerror(result)))"])
+                metadata: ["error": "\(String(cString: strerror(error)))"])
             return nil
         }
-        pthread_detach(thread)
         return flusher
     }
 

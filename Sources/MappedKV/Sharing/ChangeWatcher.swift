@@ -32,25 +32,14 @@ final class ChangeWatcher: Sendable {
         let watcher = ChangeWatcher(store: store)
         running.add(1, ordering: .relaxed)
         store.watcherThreads.add(1, ordering: .relaxed)
-        let context = Unmanaged.passRetained(watcher).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                guard let context else { return nil }
-                Unmanaged<ChangeWatcher>.fromOpaque(context).takeRetainedValue().run()
-                return nil
-            }, context)
-        guard result == 0 else {
-            Unmanaged<ChangeWatcher>.fromOpaque(context).release()
+        if let error = DetachedThread.start({ watcher.run() }) {
             running.subtract(1, ordering: .relaxed)
             store.watcherThreads.subtract(1, ordering: .relaxed)
             store.logger.error(
                 "could not start the change watcher; changes are noticed on the next access",
-                metadata: ["error": "\(String(cString: strerror(result)))"])
+                metadata: ["error": "\(String(cString: strerror(error)))"])
             return nil
         }
-        pthread_detach(thread)
         return watcher
     }
 

@@ -38,7 +38,7 @@ final class SharedStore: Sendable {
     let isMultiProcess: Bool
     let isReadOnly: Bool
     /// The thread that makes durability points at an interval (``Durability/interval(_:)``).
-    let flusher = Mutex<BackgroundFlusher?>(nil)
+    fileprivate let flusher = Mutex<BackgroundFlusher?>(nil)
 
     private struct Subscriptions: Sendable {
         var subscribers = ChangeSubscribers()

@@ -27,7 +27,7 @@ extension StoreCore {
     func flushDurably(_ files: StoreFiles) throws(MappedKVError) {
         do {
             try files.synchronizeData()
-            if files.hasCheckpoints { files.markDurable(files.storedCheckpoint) }
+            files.markDurable(files.storedCheckpoint)
             try files.synchronizeMeta()
         } catch {
             throw poison(error)
@@ -46,7 +46,7 @@ extension StoreCore {
     /// durable before it returns (once, however deeply the writes nest).
     @inline(never)
     func flushEveryWrite(_ files: StoreFiles) throws(MappedKVError) {
-        guard self.files != nil, hasUnflushedWrites else { return }
+        guard hasUnflushedWrites else { return }
         try flushDurably(files)
     }
 

@@ -228,9 +228,7 @@ final class StoreFiles {
             recorder?.record(
                 .meta(offset: MetaInfo.Offset.sequence + 4, bytes: Array(bytes[(MetaInfo.Offset.sequence + 4)...])))
             writeSequence(info.sequence)
-            addCheckpoint(
-                DurabilityCheckpoints.Checkpoint(
-                    actualSize: info.actualSize, crcDigest: info.crcDigest, sequence: info.sequence))
+            addCheckpoint(DurabilityCheckpoints.Checkpoint(info.stamp), in: meta.bytes)
         case .crcAndSizeOnly:
             writeCRCAndSize(crc: info.crcDigest, actualSize: info.actualSize)
         }
@@ -248,41 +246,39 @@ final class StoreFiles {
         let mapped = meta.bytes
         let sequence = UInt32(
             littleEndian: mapped.loadUnaligned(fromByteOffset: MetaInfo.Offset.sequence, as: UInt32.self))
-        let checkpoint = DurabilityCheckpoints.Checkpoint(actualSize: actualSize, crcDigest: crc, sequence: sequence)
-        if recorder == nil {
-            DurabilityCheckpoints.add(checkpoint, to: mapped)
-        } else {
-            addCheckpoint(checkpoint)
-        }
+        addCheckpoint(
+            DurabilityCheckpoints.Checkpoint(actualSize: actualSize, crcDigest: crc, sequence: sequence), in: mapped)
     }
 
     // MARK: Checkpoints
 
     /// Adds the state just stored in the meta to the ring of recent checkpoints (docs/FORMAT.md
-    /// 3.5), where the meta has one, so that a recovery after a power loss can find it.
-    private func addCheckpoint(_ checkpoint: DurabilityCheckpoints.Checkpoint) {
-        let mapped = UnsafeMutableRawBufferPointer(meta.bytes)
-        if let recorder, let slot = DurabilityCheckpoints.nextSlotOffset(in: UnsafeRawBufferPointer(mapped)) {
-            DurabilityCheckpoints.add(checkpoint, to: mapped)
-            recorder.record(.meta(offset: slot, bytes: DurabilityCheckpoints.serialized(checkpoint)))
-            recorder.record(
-                .meta(
-                    offset: DurabilityCheckpoints.Offset.written,
-                    bytes: Array(
-                        metaFileBytes[DurabilityCheckpoints.Offset.written..<(DurabilityCheckpoints.Offset.written + 4)]
-                    )))
-        } else {
-            DurabilityCheckpoints.add(checkpoint, to: mapped)
-        }
+    /// 3.5), where the meta has one, so that a recovery after a power loss can find it. `mapped`
+    /// is the meta's mapping, which an append has in hand already.
+    private func addCheckpoint(
+        _ checkpoint: DurabilityCheckpoints.Checkpoint, in mapped: UnsafeMutableRawBufferPointer
+    ) {
+        DurabilityCheckpoints.add(checkpoint, to: mapped)
+        if let recorder { recordCheckpoint(checkpoint, in: recorder) }
+    }
+
+    /// Records the slot and the counter ``addCheckpoint(_:)`` stored, for the crash tests.
+    @inline(never)
+    private func recordCheckpoint(_ checkpoint: DurabilityCheckpoints.Checkpoint, in recorder: WriteRecorder) {
+        guard let slot = DurabilityCheckpoints.newestSlotOffset(in: metaFileBytes) else { return }
+        let written = DurabilityCheckpoints.Offset.written
+        recorder.record(.meta(offset: slot, bytes: DurabilityCheckpoints.serialized(checkpoint)))
+        recorder.record(.meta(offset: written, bytes: Array(metaFileBytes[written..<(written + 4)])))
     }
 
     /// Whether the meta carries checkpoints.
     var hasCheckpoints: Bool { DurabilityCheckpoints.isPresent(in: metaFileBytes) }
 
-    /// Records `checkpoint` as the durability point. The data it describes must be on disk
-    /// already; the meta is not flushed here.
+    /// Records `checkpoint` as the durability point, where the meta has checkpoints. The data it
+    /// describes must be on disk already; the meta is not flushed here.
     func markDurable(_ checkpoint: DurabilityCheckpoints.Checkpoint) {
-        precondition(!isReadOnly && meta.length >= DurabilityCheckpoints.end, "meta file not sized for writing")
+        precondition(!isReadOnly, "a read-only store records no durability point")
+        guard hasCheckpoints else { return }
         DurabilityCheckpoints.setDurable(checkpoint, in: meta.bytes)
         recorder?.record(
             .meta(offset: DurabilityCheckpoints.Offset.durable, bytes: DurabilityCheckpoints.serialized(checkpoint)))
@@ -300,11 +296,7 @@ final class StoreFiles {
     }
 
     /// The state the meta in the mapping describes, as a checkpoint.
-    var storedCheckpoint: DurabilityCheckpoints.Checkpoint {
-        let stamp = metaStamp()
-        return DurabilityCheckpoints.Checkpoint(
-            actualSize: stamp.actualSize, crcDigest: stamp.crcDigest, sequence: stamp.sequence)
-    }
+    var storedCheckpoint: DurabilityCheckpoints.Checkpoint { DurabilityCheckpoints.Checkpoint(metaStamp()) }
 
     /// Tells other processes that the data file was resized: increments `meta`'s sequence (a meta
     /// that keeps one, version 1 on) and stores it, so that they remap before reading on.
@@ -394,12 +386,7 @@ final class StoreFiles {
         writeMeta(journal.meta, .wholeStruct)
         if sync {
             // The region is on disk: the new state is the durability point.
-            if meta.length >= DurabilityCheckpoints.end {
-                markDurable(
-                    DurabilityCheckpoints.Checkpoint(
-                        actualSize: journal.meta.actualSize, crcDigest: journal.meta.crcDigest,
-                        sequence: journal.meta.sequence))
-            }
+            markDurable(DurabilityCheckpoints.Checkpoint(journal.meta.stamp))
             try synchronizeMeta()
         }
     }

@@ -52,6 +52,26 @@ struct SectorMixTests {
         }
     }
 
+    /// Opens every mix of `a`'s and `b`'s sectors, in both files, with no handler, and hands
+    /// each store to `check` (which must not close it), then closes it and returns how many opened.
+    static func openEveryMix(
+        of a: Files, and b: Files, key: CryptKey?, in dir: TemporaryDirectory, _ check: (MappedKV) throws -> Void
+    ) throws -> Int {
+        var opened = 0
+        for data in mixes(a.data, b.data) {
+            for meta in mixes(a.meta, b.meta) {
+                try CrashStateExplorer.clear(dir.path)
+                try writeFile(dir.file("s"), data)
+                try writeFile(dir.file("s.crc"), meta)
+                let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
+                try check(store)
+                store.close()
+                opened += 1
+            }
+        }
+        return opened
+    }
+
     @Test(
         "a crash before B's durability point: every mix opens, with no handler, as the 100 keys plus a prefix of B's writes, as writes lost and not damage",
         arguments: [false, true])
@@ -59,23 +79,14 @@ struct SectorMixTests {
         let key = encrypted ? CryptKey(Array("sector-mix".utf8)) : nil
         let (a, b, _, contents) = try Self.states(key: key)
         let dir = TemporaryDirectory("sector-mix-open")
-        var opened = 0
         var lost = 0
-        for data in Self.mixes(a.data, b.data) {
-            for meta in Self.mixes(a.meta, b.meta) {
-                try CrashStateExplorer.clear(dir.path)
-                try writeFile(dir.file("s"), data)
-                try writeFile(dir.file("s.crc"), meta)
-                let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
-                let loaded = try Self.contents(store)
-                #expect(contents.contains(loaded), "a state that is no prefix of B's writes: \(loaded.count) keys")
-                #expect(store.recoveryReport == nil)
-                if store.crashLossReport != nil { lost += 1 }
-                store.close()
-                let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
-                #expect(!names.contains { $0.contains(".corrupt-") }, "copies made: \(names)")
-                opened += 1
-            }
+        let opened = try Self.openEveryMix(of: a, and: b, key: key, in: dir) { store in
+            let loaded = try Self.contents(store)
+            #expect(contents.contains(loaded), "a state that is no prefix of B's writes: \(loaded.count) keys")
+            #expect(store.recoveryReport == nil)
+            if store.crashLossReport != nil { lost += 1 }
+            let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+            #expect(!names.contains { $0.contains(".corrupt-") }, "copies made: \(names)")
         }
         #expect(opened >= 16)
         #expect(lost > 0)
@@ -89,22 +100,15 @@ struct SectorMixTests {
         let (a, _, closed, contents) = try Self.states(key: key)
         let dir = TemporaryDirectory("sector-mix-closed")
         var damaged = 0
-        for data in Self.mixes(a.data, closed.data) {
-            for meta in Self.mixes(a.meta, closed.meta) {
-                try CrashStateExplorer.clear(dir.path)
-                try writeFile(dir.file("s"), data)
-                try writeFile(dir.file("s.crc"), meta)
-                let store = try MappedKV(id: "s", directory: dir.path, configuration: Configuration(cryptKey: key))
-                let loaded = try Self.contents(store)
-                #expect(contents.contains(loaded), "a state that is no prefix of B's writes: \(loaded.count) keys")
-                if let report = store.recoveryReport {
-                    // The disk lost data the meta says was flushed: damage, copied aside, and the
-                    // longest prefix a checkpoint vouches for kept.
-                    damaged += 1
-                    #expect(report.quarantinedFiles.count == 2)
-                    #expect(report.event.proposal.basis == .checkpoint)
-                }
-                store.close()
+        _ = try Self.openEveryMix(of: a, and: closed, key: key, in: dir) { store in
+            let loaded = try Self.contents(store)
+            #expect(contents.contains(loaded), "a state that is no prefix of B's writes: \(loaded.count) keys")
+            if let report = store.recoveryReport {
+                // The disk lost data the meta says was flushed: damage, copied aside, and the
+                // longest prefix a checkpoint vouches for kept.
+                damaged += 1
+                #expect(report.quarantinedFiles.count == 2)
+                #expect(report.event.proposal.basis == .checkpoint)
             }
         }
         #expect(damaged > 0)

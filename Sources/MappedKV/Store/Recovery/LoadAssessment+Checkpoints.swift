@@ -90,8 +90,10 @@ extension LoadAssessment {
             guard candidate.basis != .currentCRC || candidate.size == claimed else { return nil }
             kept.repair = nil
             let later = Set(
-                (checkpoints.recent + [checkpointOfMeta(meta)]).filter { Int($0.actualSize) > candidate.size }
-                    .map { [$0.actualSize, $0.crcDigest] })
+                (checkpoints.recent + [DurabilityCheckpoints.Checkpoint(meta.stamp)]).filter {
+                    Int($0.actualSize) > candidate.size
+                }
+                .map { [$0.actualSize, $0.crcDigest] })
             return CrashLossFinding(
                 kept: kept,
                 keptCheckpoint: DurabilityCheckpoints.Checkpoint(
@@ -118,11 +120,5 @@ extension LoadAssessment {
                 stored[0..<size], meta: repaired, header: header, key: key, repair: .checkpoint)
         else { return nil }
         return .sound(region)
-    }
-
-    /// The meta's own state as a checkpoint.
-    static func checkpointOfMeta(_ meta: MetaInfo) -> DurabilityCheckpoints.Checkpoint {
-        DurabilityCheckpoints.Checkpoint(
-            actualSize: meta.actualSize, crcDigest: meta.crcDigest, sequence: meta.sequence)
     }
 }

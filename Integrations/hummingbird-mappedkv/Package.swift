@@ -14,7 +14,10 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "MappedKV", path: "../.."),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        // 2.25.0 is the first release whose `PersistDriver` has `getWithTTL`, which the driver implements.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.25.0"),
+        // Sessions: the example app's `SessionMiddleware`, and hummingbird-auth's own session tests.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         // Tests only: the HTTP types and buffers of HummingbirdTesting's client.
@@ -37,6 +40,7 @@ let package = Package(
                 "HummingbirdMappedKV",
                 .product(name: "MappedKV", package: "MappedKV"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
             ]
         ),
         .executableTarget(
@@ -58,6 +62,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+            ]
+        ),
+        // Hummingbird's and hummingbird-auth's own persist and session tests, run as written on this
+        // driver: ci.sh copies them into Upstream/ (not committed) and swaps only the driver they make.
+        .testTarget(
+            name: "FrameworkTests",
+            dependencies: [
+                "HummingbirdMappedKV",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "HummingbirdAuthTesting", package: "hummingbird-auth"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ]

@@ -23,6 +23,8 @@ let package = Package(
         // Tests only: the HTTP types and buffers of HummingbirdTesting's client.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        // Tests only: a metrics factory that records, to check the options reach the store.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         .target(
@@ -63,6 +65,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         // Hummingbird's and hummingbird-auth's own persist and session tests, run as written on this

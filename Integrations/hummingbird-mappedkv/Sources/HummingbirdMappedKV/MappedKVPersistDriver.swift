@@ -2,10 +2,12 @@
 // process of an app on one host, given the same directory, reads and writes one shared state live.
 //
 // Invariants: a value is returned only while it is alive (an expired entry reads as absent before
-// any tidying removes it); `create` and an expiry-keeping `set` decide and write under the store's
-// exclusive lock, so two processes never both create one key and a concurrent expiry is never lost;
-// a stored value that does not decode as the asked type is `PersistError.invalidConversion`, and
-// nothing is ever removed except by `remove` or as expired.
+// any tidying removes it); `create`, an expiry-keeping `set` and `increment` decide and write under
+// the store's exclusive lock, so two processes never both create one key, a concurrent expiry is
+// never lost and no increment is lost; a stored value that does not decode as the asked type is
+// `PersistError.invalidConversion`; nothing is ever removed except by `remove` or as expired; a
+// driver with a namespace reads, writes and tidies only keys of its namespace; once the driver is
+// shut down every call throws `MappedKVError.closed`.
 
 import Foundation
 import Hummingbird
@@ -32,10 +34,13 @@ public final class MappedKVPersistDriver: PersistDriver {
     let store: MappedKV
     /// The driver's settings.
     public let configuration: Configuration
-    /// Where the driver logs (trace and debug only).
+    /// Where the driver logs.
     let logger: Logger
-    /// Now, in wall-clock milliseconds since 1970; injected by tests.
+    /// Now, in wall-clock nanoseconds since 1970; injected by tests.
     let now: @Sendable () -> Int64
+    /// What every key of this driver starts with in the store: its namespace and a colon, or
+    /// nothing without a namespace.
+    let keyPrefix: String
     /// The decoder of every read (a `JSONDecoder` may be shared between threads).
     let decoder = JSONDecoder()
 
@@ -45,22 +50,26 @@ public final class MappedKVPersistDriver: PersistDriver {
     ///
     /// - Parameters:
     ///   - directory: the folder of the store's files; created if missing.
-    ///   - configuration: the store's ID, lock, encryption and tidying interval.
-    ///   - logger: where the driver logs, at trace and debug level only; silent by default.
-    /// - Throws: ``MappedKVError`` if the store cannot be opened: for example
+    ///   - configuration: the store's ID, namespace, lock, encryption, metrics and tidying interval.
+    ///   - logger: where the driver and its store log. When nil (the default), a logger labelled
+    ///     ``Configuration/loggerLabel`` if that is set, otherwise nowhere.
+    /// - Throws: ``MappedKVPersistError/invalidNamespace(_:reason:)`` for a namespace the driver
+    ///   cannot keep apart; ``MappedKVError`` if the store cannot be opened: for example
     ///   ``MappedKVError/wrongStoreKind(id:expected:found:)`` when the ID names a store that is not a
     ///   persist store, or ``MappedKVError/modeConflict(id:reason:)`` when another process has it open
     ///   with another lock.
     public convenience init(
-        directory: String, configuration: Configuration = Configuration(), logger: Logger = MappedKV.silentLogger
+        directory: String, configuration: Configuration = Configuration(), logger: Logger? = nil
     ) throws {
         try self.init(directory: directory, configuration: configuration, logger: logger, now: PersistTime.systemNow)
     }
 
-    /// Opens the persist store in `directory` with the clock `now` (milliseconds since 1970).
+    /// Opens the persist store in `directory` with the clock `now` (nanoseconds since 1970).
     package init(
-        directory: String, configuration: Configuration, logger: Logger, now: @escaping @Sendable () -> Int64
+        directory: String, configuration: Configuration, logger: Logger?, now: @escaping @Sendable () -> Int64
     ) throws {
+        self.keyPrefix = try configuration.keyPrefix()
+        let logger = logger ?? configuration.loggerLabel.map { Logger(label: $0) } ?? MappedKV.silentLogger
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.store = try MappedKV(
             id: configuration.storeID, directory: directory, configuration: configuration.storeConfiguration,
@@ -74,11 +83,11 @@ public final class MappedKVPersistDriver: PersistDriver {
     ///
     /// - Parameter expires: how long the value lives; nil for ever.
     /// - Throws: `PersistError.duplicate` if `key` holds a live value (in any process) or one this
-    ///   driver did not write; an
-    ///   `EncodingError` if `value` does not encode as JSON; ``MappedKVError`` for a key the store
-    ///   refuses (empty, over 16 KiB, or starting with U+0001) or a value too large.
+    ///   driver did not write; an `EncodingError` if `value` does not encode as JSON;
+    ///   ``MappedKVError`` for a key the store refuses (empty, over 16 KiB, or starting with
+    ///   U+0001), a value too large, or a driver shut down.
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
-        try Self.validate(key)
+        let key = try storedKey(key)
         let json = try JSONEncoder().encode(value)
         let created = try await store.withExclusiveLock { transaction in
             let now = self.now()
@@ -96,12 +105,17 @@ public final class MappedKVPersistDriver: PersistDriver {
 
     /// Stores `value` under `key`, replacing any value there.
     ///
+    /// A set without an expiry reads the old entry and writes the new one in one exclusive
+    /// section, so it keeps an expiry another process set; it does not check that the entry is
+    /// still wanted: a set racing a `remove` in another process can bring the key back (see the
+    /// package README's "Sessions" section).
+    ///
     /// - Parameter expires: how long the value lives. When nil and `key` holds a live value with an
     ///   expiry time, that time is kept (as the protocol requires); otherwise the value lives for ever.
     /// - Throws: an `EncodingError` if `value` does not encode as JSON; ``MappedKVError`` for a key
-    ///   the store refuses or a value too large.
+    ///   the store refuses, a value too large, or a driver shut down.
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
-        try Self.validate(key)
+        let key = try storedKey(key)
         let json = try JSONEncoder().encode(value)
         if let expires {
             // A new expiry needs nothing from the old entry: one append, no exclusive section.
@@ -110,7 +124,7 @@ public final class MappedKVPersistDriver: PersistDriver {
         } else {
             try await store.withExclusiveLock { transaction in
                 var kept: Int64? = nil
-                if case .alive(let expiresAt) = try Self.existing(key, in: transaction, at: self.now()) {
+                if case .alive(let expiresAt, _) = try Self.existing(key, in: transaction, at: self.now()) {
                     kept = expiresAt
                 }
                 try transaction.set(PersistEnvelope.encode(json: json, expiresAt: kept), forKey: key)
@@ -129,71 +143,29 @@ public final class MappedKVPersistDriver: PersistDriver {
     /// The value of `key` as `Object` with the time it has left to live (nil if it never
     /// expires), or nil if there is none or it has expired.
     ///
+    /// The time left is measured to the nanosecond against the stored millisecond of expiry, so
+    /// it is less than the duration the value was set with as soon as any time has passed.
+    ///
     /// - Throws: `PersistError.invalidConversion` if the stored value does not decode as `Object`.
     public func getWithTTL<Object: Codable & Sendable>(
         key: String, as: Object.Type
     ) async throws -> (object: Object, ttl: Duration?)? {
         guard let (object, expiresAt, now) = try read(key: key, as: Object.self) else { return nil }
-        return (object, expiresAt.map { .milliseconds($0 - now) })
+        return (object, expiresAt.map { PersistTime.timeLeft(until: $0, at: now) })
     }
 
     /// Removes the value of `key`, if any (in every process).
     public func remove(key: String) async throws {
+        let key = try storedKey(key)
         try store.removeValue(forKey: key)
         logger.trace("persist remove", metadata: ["key": "\(key)"])
-    }
-
-    /// Removes every expired entry now, in one exclusive section, and returns how many it removed.
-    /// ``run()`` calls it every ``Configuration/tidyFrequency``; expired entries are never returned
-    /// either way, so this only frees their space.
-    @discardableResult
-    public func removeExpired() async throws -> Int {
-        let removed = try await store.withExclusiveLock { transaction in
-            let now = self.now()
-            var expired: [String] = []
-            try transaction.forEachEntry { key, payload in
-                guard let bytes = StoredBytes.value(ofPayload: payload) else { return }
-                if let envelope = PersistEnvelope.parse(bytes), !envelope.isAlive(at: now) {
-                    expired.append(key)
-                }
-            }
-            for key in expired {
-                try transaction.removeValue(forKey: key)
-            }
-            return expired.count
-        }
-        logger.debug("persist tidy", metadata: ["removed": "\(removed)"])
-        return removed
-    }
-
-    /// Removes expired entries every ``Configuration/tidyFrequency`` until the service group shuts
-    /// down gracefully or the task is cancelled, then returns.
-    ///
-    /// A failed tidy is logged and tried again at the next interval: it never stops the app.
-    public func run() async throws {
-        let period = configuration.tidyFrequency
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: period)
-                } catch {
-                    return
-                }
-                do {
-                    try await self.removeExpired()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    self.logger.debug("persist tidy failed", metadata: ["error": "\(error)"])
-                }
-            }
-        }
     }
 
     /// The live value of `key` decoded as `Object`, its expiry time and the time it was read at.
     private func read<Object: Decodable>(
         key: String, as: Object.Type
     ) throws -> (object: Object, expiresAt: Int64?, now: Int64)? {
+        let key = try storedKey(key)
         let now = self.now()
         let found: LiveEntry?
         do {
@@ -233,20 +205,19 @@ public final class MappedKVPersistDriver: PersistDriver {
     }
 
     /// What a key holds, seen from inside an exclusive section.
-    private enum Existing {
+    enum Existing {
         /// Nothing.
         case absent
-        /// A live value, with its expiry time if it has one.
-        case alive(expiresAt: Int64?)
+        /// A live value: its expiry time if it has one, and its JSON.
+        case alive(expiresAt: Int64?, json: ArraySlice<UInt8>)
         /// A value that has expired.
         case expired
         /// Bytes this driver did not write.
         case foreign
     }
 
-    /// What `key` holds in `transaction` at `now`.
-    private static func existing(_ key: String, in transaction: MappedKV.Transaction, at now: Int64) throws -> Existing
-    {
+    /// What the stored key `key` holds in `transaction` at `now`.
+    static func existing(_ key: String, in transaction: MappedKV.Transaction, at now: Int64) throws -> Existing {
         let stored: [UInt8]
         switch Result(catching: { () throws(MappedKVError) -> [UInt8]? in try transaction.bytes(forKey: key) }) {
         case .success(nil): return .absent
@@ -255,13 +226,16 @@ public final class MappedKVPersistDriver: PersistDriver {
         case .failure(let error): throw error
         }
         guard let envelope = stored.withUnsafeBytes({ PersistEnvelope.parse($0) }) else { return .foreign }
-        return envelope.isAlive(at: now) ? .alive(expiresAt: envelope.expiresAt) : .expired
+        guard envelope.isAlive(at: now) else { return .expired }
+        return .alive(expiresAt: envelope.expiresAt, json: stored[envelope.jsonOffset...])
     }
 
-    /// Refuses a key the store would take but that would overwrite its kind mark.
-    private static func validate(_ key: String) throws {
+    /// The key `key` is stored under: in the driver's namespace. Refuses a key that would
+    /// overwrite the store's kind mark.
+    func storedKey(_ key: String) throws -> String {
         guard key.utf8.first != 1 else {
             throw MappedKVError.invalidKey("persist keys may not begin with U+0001, which marks the store's kind")
         }
+        return keyPrefix.isEmpty ? key : keyPrefix + key
     }
 }

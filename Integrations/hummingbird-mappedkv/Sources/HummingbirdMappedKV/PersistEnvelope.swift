@@ -25,11 +25,11 @@ struct PersistEnvelope {
     /// The offset of the JSON in the envelope's bytes.
     var jsonOffset: Int
 
-    /// Whether the entry is still alive at `now` (milliseconds since 1970). An entry is alive up to
+    /// Whether the entry is still alive at `now` (nanoseconds since 1970). An entry is alive up to
     /// and including its expiry millisecond, as Hummingbird's memory driver keeps it.
     func isAlive(at now: Int64) -> Bool {
         guard let expiresAt else { return true }
-        return now <= expiresAt
+        return PersistTime.millisecond(of: now) <= expiresAt
     }
 
     /// Reads the header of `bytes`; nil if `bytes` is not an envelope.
@@ -66,35 +66,5 @@ struct PersistEnvelope {
         }
         bytes.append(contentsOf: json)
         return bytes
-    }
-}
-
-/// Wall-clock time in whole milliseconds since 1970, and the arithmetic the driver does with it.
-///
-/// Wall-clock time, not a monotonic clock, because expiry times are shared by processes and
-/// outlive them: a monotonic clock's instants mean nothing in another boot.
-enum PersistTime {
-    /// Now, in milliseconds since 1970.
-    @Sendable static func systemNow() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
-    }
-
-    /// `duration` in whole milliseconds, rounded toward zero and clamped to `Int64`'s range.
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        guard !overflow else { return seconds < 0 ? Int64.min : Int64.max }
-        let (sum, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
-        guard !overflowAgain else { return seconds < 0 ? Int64.min : Int64.max }
-        return sum
-    }
-
-    /// The expiry time of an entry set at `now` to live for `duration`, clamped to `Int64`'s range.
-    static func expiry(after duration: Duration, from now: Int64) -> Int64 {
-        let (sum, overflow) = now.addingReportingOverflow(milliseconds(duration))
-        guard !overflow else { return duration < .zero ? Int64.min : Int64.max }
-        return sum
     }
 }

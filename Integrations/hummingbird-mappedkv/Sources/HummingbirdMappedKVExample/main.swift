@@ -1,24 +1,32 @@
 // A complete Hummingbird app whose worker processes share one state through MappedKVPersistDriver:
 // start it several times on one directory (each on its own port, or behind one load balancer) and
-// a value one process stores is read by all of them, with its expiry.
+// a value one process stores is read by all of them, with its expiry; so are sessions, counters
+// and rate limits.
 //
-//   HummingbirdMappedKVExample --directory /tmp/kv --port 8080
+//   HummingbirdMappedKVExample --directory /tmp/kv --port 8080 [--namespace app]
 //   curl -X PUT --data 'hello' 'localhost:8080/kv/greeting?ttl=60'   # ttl in seconds, optional
 //   curl localhost:8080/kv/greeting                                  # from any process: hello
+//   curl -X POST 'localhost:8080/count/visits?ttl=60'                # the new count, from all processes
+//   curl -c jar -X POST 'localhost:8080/session/login?name=ada'      # a session cookie...
+//   curl -b jar localhost:8080/session/me                            # ...any process knows: ada
+//   curl 'localhost:8080/limited?client=me'                          # 5 a minute per client, then 429
 //
 // Invariant: the app never crashes on bad input: a bad port, key or value is an error message or
-// an HTTP 400, a duplicate create a 409.
+// an HTTP 400, a duplicate create or a key that is not a counter a 409.
 
 import Foundation
 import Hummingbird
+import HummingbirdAuth
 import HummingbirdMappedKV
 import MappedKV
 
-/// The command line: `--directory DIR`, `--hostname HOST`, `--port N` (0 picks a free port).
+/// The command line: `--directory DIR`, `--hostname HOST`, `--port N` (0 picks a free port),
+/// `--namespace NS` (none by default).
 struct Options {
     var directory = FileManager.default.temporaryDirectory.appendingPathComponent("hummingbird-mappedkv").path
     var hostname = "127.0.0.1"
     var port = 8080
+    var namespace: String?
 
     init(arguments: [String]) throws {
         var remaining = arguments.makeIterator()
@@ -27,6 +35,7 @@ struct Options {
             switch option {
             case "--directory": directory = value
             case "--hostname": hostname = value
+            case "--namespace": namespace = value
             case "--port":
                 guard let port = Int(value), (0...65535).contains(port) else {
                     throw HTTPError(.badRequest, message: "--port takes 0 to 65535, not \(value)")
@@ -46,14 +55,19 @@ func answering<T>(_ body: () async throws -> T) async throws -> T {
         throw HTTPError(.conflict, message: "the key holds a value already")
     } catch let error as PersistError where error == .invalidConversion {
         throw HTTPError(.badRequest, message: "the key holds a value of another type")
+    } catch let error as MappedKVPersistError {
+        throw HTTPError(.conflict, message: error.description)
     } catch let error as MappedKVError {
         throw HTTPError(.badRequest, message: error.description)
     }
 }
 
 let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
-let persist = try MappedKVPersistDriver(directory: options.directory)
-let router = Router()
+let persist = try MappedKVPersistDriver(
+    directory: options.directory, configuration: .init(namespace: options.namespace))
+/// Requests carry a session (the signed-in name) when they come through the session routes.
+typealias Context = BasicSessionRequestContext<String, String>
+let router = Router(context: Context.self)
 router.get("/constant") { _, _ in "hello, world" }
 router.get("/kv/:key") { _, context -> String? in
     let key = try context.parameters.require("key")
@@ -83,6 +97,39 @@ router.delete("/kv/:key") { _, context -> HTTPResponse.Status in
     try await answering { try await persist.remove(key: key) }
     return .noContent
 }
+
+// Counters: every process adds to the same count.
+router.post("/count/:key") { request, context -> String in
+    let key = try context.parameters.require("key")
+    let delta = request.uri.queryParameters.get("by", as: Int.self) ?? 1
+    let expires = request.uri.queryParameters.get("ttl", as: Int.self).map { Duration.seconds($0) }
+    return String(try await answering { try await persist.increment(key: key, by: delta, expires: expires) })
+}
+
+// Sessions: signed in through one process, known to all of them.
+let sessions = router.group("session").add(middleware: SessionMiddleware(storage: persist))
+sessions.post("login") { request, context -> String in
+    guard let name = request.uri.queryParameters.get("name") else { throw HTTPError(.badRequest) }
+    context.sessions.setSession(name, expiresIn: .seconds(600))
+    return name
+}
+sessions.get("me") { _, context -> String in
+    guard let name = context.sessions.session else { throw HTTPError(.unauthorized) }
+    return name
+}
+sessions.post("logout") { _, context -> HTTPResponse.Status in
+    context.sessions.clearSession()
+    return .noContent
+}
+
+// A rate limit: 5 requests a minute per client, counted across all processes.
+router.group("limited")
+    .add(
+        middleware: MappedKVRateLimitMiddleware(persist: persist, limit: 5, window: .seconds(60)) { request, _ in
+            request.uri.queryParameters.get("client")
+        }
+    )
+    .get { _, _ in "within the limit" }
 
 let app = Application(
     router: router,

@@ -26,20 +26,22 @@ struct TemporaryDirectory {
     }
 }
 
-/// Wall-clock milliseconds that move only when a test says so.
+/// Wall-clock time that moves only when a test says so, to the nanosecond.
 final class ManualClock: Sendable {
-    private let milliseconds: Mutex<Int64>
+    private let nanoseconds: Mutex<Int64>
 
+    /// A clock at `start` milliseconds since 1970.
     init(start: Int64 = 1_800_000_000_000) {
-        milliseconds = Mutex(start)
+        nanoseconds = Mutex(start * 1_000_000)
     }
 
-    /// Now, in milliseconds since 1970.
-    var now: Int64 { milliseconds.withLock { $0 } }
+    /// Now, in nanoseconds since 1970.
+    var now: Int64 { nanoseconds.withLock { $0 } }
 
-    /// Moves the clock forward by `duration`.
+    /// Moves the clock forward by `duration` (whole nanoseconds).
     func advance(by duration: Duration) {
-        milliseconds.withLock { $0 += PersistTime.milliseconds(duration) }
+        let (seconds, attoseconds) = duration.components
+        nanoseconds.withLock { $0 += seconds * 1_000_000_000 + attoseconds / 1_000_000_000 }
     }
 }
 

@@ -17,6 +17,12 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidArgument(reason: String)
     /// The cache was closed.
     case closed
+    /// ``DiskCache/increment(_:by:expiresAfter:)`` found a value under `key` that is not a
+    /// counter (an integer in decimal digits); nothing was changed.
+    case notACounter(key: String)
+    /// ``DiskCache/increment(_:by:expiresAfter:)`` would take the counter under `key` past the
+    /// range of `Int64`; nothing was changed.
+    case counterOverflow(key: String)
 
     /// What failed, with the underlying error's description.
     public var description: String {
@@ -27,6 +33,10 @@ public enum CacheError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidKey(let reason): "invalid cache key: \(reason)"
         case .invalidArgument(let reason): "invalid argument: \(reason)"
         case .closed: "the cache was closed"
+        case .notACounter(let key):
+            "the value of '\(key)' is not a counter (an integer in decimal digits); nothing was changed"
+        case .counterOverflow(let key):
+            "the counter '\(key)' would pass the range of Int64; nothing was changed"
         }
     }
 }

@@ -13,7 +13,7 @@ struct MappedKVCommand: ParsableCommand {
             DemoCommand.self, ApplyCommand.self, DumpCommand.self, ExportCommand.self, ImportCommand.self,
             GetCommand.self, SetCommand.self,
             RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self,
-            RekeyCommand.self, ExpireCommand.self, BenchCommand.self,
+            RekeyCommand.self, ExpireCommand.self, IncrementCommand.self, BenchCommand.self,
             CacheCommand.self, BucketCommand.self, StressCommand.self, StressChildCommand.self,
             CollectionsChildCommand.self,
             HoldCommand.self, WatchCommand.self,

@@ -96,6 +96,13 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
     case storeInUse(id: String, operation: String)
     /// A backup or restore could not use the files it was given.
     case backupFailed(id: String, reason: String)
+    // Counters (MappedKV+Counters.swift).
+    /// ``MappedKV/increment(_:by:expiresAfter:)`` found a value under `key` that is not a counter
+    /// (not exactly one `Int64`); nothing was changed.
+    case notACounter(key: String)
+    /// ``MappedKV/increment(_:by:expiresAfter:)`` would take the counter under `key` past the range
+    /// of `Int64`: `value` plus `delta` does not fit. Nothing was changed.
+    case counterOverflow(key: String, value: Int64, delta: Int64)
 
     /// What happened, to which store, and what to do about it.
     public var description: String {
@@ -140,6 +147,10 @@ public enum MappedKVError: Error, Equatable, Sendable, CustomStringConvertible {
         case .storeInUse(let id, let operation):
             "store '\(id)' is open in this process; close every handle on it before \(operation)"
         case .backupFailed(let id, let reason): "backup of store '\(id)': \(reason); nothing was changed"
+        case .notACounter(let key):
+            "the value of '\(key)' is not a counter (one Int64); nothing was changed: remove it or use another key"
+        case .counterOverflow(let key, let value, let delta):
+            "adding \(delta) to the counter '\(key)' (\(value)) would pass the range of Int64; nothing was changed"
         }
     }
 }

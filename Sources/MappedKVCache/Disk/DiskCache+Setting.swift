@@ -33,15 +33,26 @@ extension DiskCache {
         _ value: [UInt8], forKey key: String, timeToLive: Duration?, extendedData: [UInt8]?,
         whileRecorded: (() -> Void)?, excluding excluded: UInt64? = nil
     ) throws(CacheError) {
-        try Self.validate(key)
         let timeToLive = timeToLive ?? defaultTimeToLive
-        guard value.count <= RecordLimits.maximumValueLength / 2 else {
-            throw .invalidArgument(reason: "a value of \(value.count) bytes is too large for the cache")
-        }
         let now = clock.now()
         let expiry = timeToLive.map { ttl in
             let (expiry, overflow) = now.addingReportingOverflow(ttl.cacheMilliseconds)
             return overflow ? UInt64.max : expiry  // a time to live too long to express: never
+        }
+        try set(
+            value, forKey: key, modified: now, expiry: expiry, extendedData: extendedData,
+            whileRecorded: whileRecorded, excluding: excluded)
+    }
+
+    /// ``set(_:forKey:timeToLive:extendedData:)`` with the expiry time itself (milliseconds by
+    /// the cache's clock; nil never), for a write that keeps an entry's expiry as it was.
+    func set(
+        _ value: [UInt8], forKey key: String, modified now: UInt64, expiry: UInt64?, extendedData: [UInt8]?,
+        whileRecorded: (() -> Void)?, excluding excluded: UInt64? = nil
+    ) throws(CacheError) {
+        try Self.validate(key)
+        guard value.count <= RecordLimits.maximumValueLength / 2 else {
+            throw .invalidArgument(reason: "a value of \(value.count) bytes is too large for the cache")
         }
         let crc = value.withUnsafeBytes { CRC32.update(0, $0) }
         let inline = value.count <= inlineThreshold

@@ -13,6 +13,8 @@ let package = Package(
         .package(name: "MappedKV", path: "../.."),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.100.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        // Tests only: a metrics factory that records what the stores report.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         // Tests only: the HTTP client that talks to the example app's processes.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.24.0"),
     ],
@@ -57,6 +59,19 @@ let package = Package(
                 .product(name: "MappedKVCache", package: "MappedKV"),
                 .product(name: "VaporTesting", package: "vapor"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        // Vapor's own cache and session tests, copied from the resolved checkout by ci.sh into
+        // Tests/FrameworkTests/Upstream (ignored by git) with only the driver changed.
+        .testTarget(
+            name: "FrameworkTests",
+            dependencies: [
+                "VaporMappedKV",
+                .product(name: "XCTVapor", package: "vapor"),
+                .product(name: "Vapor", package: "vapor"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

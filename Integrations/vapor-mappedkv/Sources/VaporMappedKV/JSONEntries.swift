@@ -43,6 +43,23 @@ struct JSONEntries: Sendable {
         try disk.set([UInt8](encoded), forKey: prefix + key, timeToLive: timeToLive)
     }
 
+    /// Adds `delta` to the counter under `key` (a missing one starts at zero, expiring after
+    /// `timeToLive` when given) and returns its new value, atomically across processes.
+    ///
+    /// - Throws: ``MappedKVVaporError/notACounter(key:)`` when the value is not a counter,
+    ///   ``MappedKVVaporError/counterOverflow(key:)`` past the range of `Int`, and the core's
+    ///   `CacheError` when the directory fails.
+    func increment(_ key: String, by delta: Int, timeToLive: Duration?) throws -> Int {
+        let disk = try disk.get()
+        do {
+            return Int(try disk.increment(prefix + key, by: Int64(delta), expiresAfter: timeToLive))
+        } catch .notACounter {
+            throw MappedKVVaporError.notACounter(key: key)
+        } catch .counterOverflow {
+            throw MappedKVVaporError.counterOverflow(key: key)
+        }
+    }
+
     /// Removes the value under `key`; nothing happens when there is none.
     func removeValue(forKey key: String) throws {
         try disk.get().removeValue(forKey: prefix + key)

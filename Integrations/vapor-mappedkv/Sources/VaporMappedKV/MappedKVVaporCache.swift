@@ -24,16 +24,22 @@ public struct MappedKVVaporCache: Vapor.Cache, Sendable {
     /// The loop the returned futures belong to.
     let eventLoop: any EventLoop
 
-    /// The prefix of the cache's keys in the directory, keeping them apart from the sessions'.
-    static let keyPrefix = "vapor.cache/"
+    /// The area of the cache's keys in the directory, before the namespace.
+    static let area = "vapor.cache"
+
+    /// The prefix of the cache's keys in the default namespace.
+    static let keyPrefix = KeyNamespace(area: area, namespace: nil).prefix
 
     /// A cache over `disk`, completing its futures on `eventLoop`.
     ///
     /// - Parameters:
     ///   - disk: the directory, opened by the caller, who also closes it.
+    ///   - namespace: the namespace of this application's entries; nil (the default) is the
+    ///     namespace of the first release's entries.
     ///   - eventLoop: the loop of the returned futures.
-    public init(disk: DiskCache, eventLoop: any EventLoop) {
-        self.init(entries: JSONEntries(disk: .success(disk), prefix: Self.keyPrefix), eventLoop: eventLoop)
+    public init(disk: DiskCache, namespace: String? = nil, eventLoop: any EventLoop) {
+        let prefix = KeyNamespace(area: Self.area, namespace: namespace).prefix
+        self.init(entries: JSONEntries(disk: .success(disk), prefix: prefix), eventLoop: eventLoop)
     }
 
     /// A cache over `entries`, completing its futures on `eventLoop`.
@@ -80,6 +86,49 @@ public struct MappedKVVaporCache: Vapor.Cache, Sendable {
                 }
             try entries.set(value, forKey: key, timeToLive: timeToLive)
         }
+    }
+
+    /// Adds `delta` to the counter under `key` and returns its new value, atomically across every
+    /// process that shares the directory.
+    ///
+    /// A missing (or expired) counter starts at zero and, when `expirationTime` is given, expires
+    /// that long after this call; an existing counter keeps the expiry it was created with, so a
+    /// counter per time window lasts one window however often it is incremented. The counter is
+    /// stored as its decimal digits, a JSON number, so `get(key, as: Int.self)` reads it.
+    ///
+    /// ```swift
+    /// let views = try await req.cache.increment("views:\(id)")
+    /// ```
+    ///
+    /// The future fails with ``MappedKVVaporError/notACounter(key:)`` when the value under `key`
+    /// is something else, ``MappedKVVaporError/counterOverflow(key:)`` when the sum would leave the
+    /// range of `Int`, and ``MappedKVVaporError/counterExpiryNotPositive(key:)`` for a time of zero
+    /// or less; nothing is changed then.
+    public func increment(
+        _ key: String, by delta: Int = 1, expiresIn expirationTime: CacheExpirationTime? = nil
+    ) -> EventLoopFuture<Int> {
+        eventLoop.makeCompletedFuture { try incrementNow(key, by: delta, expiresIn: expirationTime) }
+    }
+
+    /// Adds `delta` to the counter under `key` and returns its new value, as the form that
+    /// returns a future does, with the same errors thrown.
+    public func increment(
+        _ key: String, by delta: Int = 1, expiresIn expirationTime: CacheExpirationTime? = nil
+    ) async throws -> Int {
+        try incrementNow(key, by: delta, expiresIn: expirationTime)
+    }
+
+    /// The increment, on the calling thread.
+    private func incrementNow(
+        _ key: String, by delta: Int, expiresIn expirationTime: CacheExpirationTime?
+    ) throws -> Int {
+        let timeToLive: Duration?
+        switch expirationTime.map(EntryLifetime.init) {
+        case .none: timeToLive = nil
+        case .some(.lasting(let duration)): timeToLive = duration
+        case .some(.over): throw MappedKVVaporError.counterExpiryNotPositive(key: key)
+        }
+        return try entries.increment(key, by: delta, timeToLive: timeToLive)
     }
 
     /// The same cache, completing its futures on the request's event loop.

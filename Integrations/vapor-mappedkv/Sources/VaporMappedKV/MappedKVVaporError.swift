@@ -1,4 +1,4 @@
-// The errors the Vapor cache and sessions driver report, beyond the core cache's own `CacheError`.
+// The errors the Vapor cache, counters and sessions driver report, beyond the core cache's own `CacheError`.
 // Invariant: a stored value that does not decode as the asked type, or a value that does not encode,
 // is reported as one of these and never crashes the app or changes what is stored.
 
@@ -15,6 +15,15 @@ public enum MappedKVVaporError: Error, Sendable, Equatable, CustomStringConverti
     case valueDoesNotEncode(key: String, type: String, reason: String)
     /// The cache directory could not be opened when the app configured it.
     case directoryUnavailable(directory: String, reason: String)
+    /// The value under `key` is not a counter (the decimal digits of an integer), so it cannot be
+    /// incremented; nothing was changed.
+    case notACounter(key: String)
+    /// Incrementing the counter under `key` would take it past the range of `Int`; nothing was
+    /// changed.
+    case counterOverflow(key: String)
+    /// A counter under `key` was asked to expire after zero seconds or less, so it could never be
+    /// read; nothing was changed.
+    case counterExpiryNotPositive(key: String)
 
     /// A sentence saying what went wrong.
     public var description: String {
@@ -25,6 +34,12 @@ public enum MappedKVVaporError: Error, Sendable, Equatable, CustomStringConverti
             return "a value of type \(type) for \"\(key)\" does not encode as JSON: \(reason)"
         case .directoryUnavailable(let directory, let reason):
             return "the MappedKV directory \(directory) could not be opened: \(reason)"
+        case .notACounter(let key):
+            return "the value stored under \"\(key)\" is not a counter, so it cannot be incremented"
+        case .counterOverflow(let key):
+            return "incrementing the counter under \"\(key)\" would take it past the range of Int"
+        case .counterExpiryNotPositive(let key):
+            return "the counter under \"\(key)\" would expire at once: give it a lifetime of at least one second"
         }
     }
 }

@@ -1,10 +1,11 @@
-// The disk cache directories an application opened through the providers, one `DiskCache` per
-// directory path, kept in the application's storage and closed when the application shuts down.
-// Invariant: within one application a directory is opened at most once, so the cache and the
-// sessions driver of one directory share one instance (one background trim timer, one set of
-// coalesced access times); the first configuration given for a directory is the one it opens with.
+// The disk cache directories and sessions stores an application opened through the providers, one
+// of each per directory path, kept in the application's storage and closed when the application
+// shuts down. Invariant: within one application a directory's cache and its sessions store are
+// each opened at most once (one background trim timer, one set of coalesced access times); the
+// first configuration given for a directory's cache is the one it opens with.
 
 import Logging
+import MappedKV
 import MappedKVCache
 import Synchronization
 import Vapor
@@ -13,6 +14,8 @@ import Vapor
 final class OpenDirectories: Sendable {
     /// Each opened path's cache, or why it could not be opened.
     private let opened = Mutex<[String: Result<DiskCache, MappedKVVaporError>]>([:])
+    /// Each path's sessions store, or why it could not be opened.
+    private let sessionStores = Mutex<[String: Result<MappedKV, MappedKVVaporError>]>([:])
 
     /// The cache of `directory`, opened with `configuration` unless this application already
     /// opened it; a failure to open is returned, not thrown, so that a provider (which cannot
@@ -36,10 +39,37 @@ final class OpenDirectories: Sendable {
         }
     }
 
-    /// Closes every directory opened here; later calls on them throw `CacheError.closed`.
+    /// The sessions store of `directory`, opened as `configuration` asks unless this application
+    /// already opened it; a failure to open is returned, not thrown, as ``cache(directory:configuration:logger:)``'s.
+    func sessionsStore(
+        directory: String, configuration: MappedKVSessionsConfiguration, logger: Logger
+    ) -> Result<MappedKV, MappedKVVaporError> {
+        sessionStores.withLock { stores in
+            if let existing = stores[directory] { return existing }
+            let result: Result<MappedKV, MappedKVVaporError>
+            do {
+                let store = try SessionRecords.openStore(
+                    directory: directory, configuration: configuration, logger: logger)
+                logger.debug("opened the MappedKV sessions store", metadata: ["directory": "\(directory)"])
+                result = .success(store)
+            } catch {
+                logger.error(
+                    "could not open the MappedKV sessions store",
+                    metadata: ["directory": "\(directory)", "error": "\(error)"])
+                result = .failure(.directoryUnavailable(directory: directory, reason: String(describing: error)))
+            }
+            stores[directory] = result
+            return result
+        }
+    }
+
+    /// Closes every directory and store opened here; later calls on them throw `CacheError.closed`
+    /// or `MappedKVError.closed`.
     func closeAll() {
         let caches = opened.withLock { opened in opened.values.compactMap { try? $0.get() } }
         for cache in caches { cache.close() }
+        let stores = sessionStores.withLock { stores in stores.values.compactMap { try? $0.get() } }
+        for store in stores { store.close() }
     }
 }
 

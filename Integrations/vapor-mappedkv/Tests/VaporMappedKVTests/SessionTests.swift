@@ -5,7 +5,7 @@
 // error for the request.
 
 import Foundation
-import MappedKVCache
+import MappedKV
 import Testing
 import Vapor
 import VaporTesting
@@ -13,12 +13,12 @@ import VaporTesting
 @testable import VaporMappedKV
 
 /// The body of a login.
-private struct Login: Content {
+struct Login: Content {
     var name: String
 }
 
 /// Routes over `req.session`: log in, ask who is logged in, log out.
-private func registerSessionRoutes(_ app: Application) {
+func registerSessionRoutes(_ app: Application) {
     app.middleware.use(app.sessions.middleware)
     app.post("login") { req async throws -> HTTPStatus in
         req.session.data["name"] = try req.content.decode(Login.self).name
@@ -35,21 +35,21 @@ private func registerSessionRoutes(_ app: Application) {
 }
 
 /// Runs `test` on an app whose sessions live in `directory`, lasting `lifetime`, with the routes.
-private func withSessionApp(
+func withSessionApp(
     directory: String, lifetime: Duration = MappedKVSessions.defaultLifetime, clock: ManualClock? = nil,
     _ test: (Application) async throws -> Void
 ) async throws {
-    var configuration = DiskCacheConfiguration()
-    if let clock { configuration.clock = clock.cacheClock }
+    var configuration = MappedKVSessionsConfiguration(lifetime: lifetime)
+    if let clock { configuration.clock = clock.expiryClock }
     try await withApp(
         configure: { app in
-            app.sessions.use(.mappedKV(directory: directory, lifetime: lifetime, configuration: configuration))
+            app.sessions.use(.mappedKV(directory: directory, configuration: configuration))
             registerSessionRoutes(app)
         }, test)
 }
 
 /// Logs in as `name` and returns the session cookie the response sets.
-private func logIn(_ app: Application, as name: String) async throws -> HTTPCookies.Value? {
+func logIn(_ app: Application, as name: String) async throws -> HTTPCookies.Value? {
     let res = try await app.testing().sendRequest(.POST, "login") { req in
         try req.content.encode(Login(name: name))
     }
@@ -58,7 +58,7 @@ private func logIn(_ app: Application, as name: String) async throws -> HTTPCook
 }
 
 /// Asks `/me` with `cookie` and returns the status and the body.
-private func whoAmI(_ app: Application, cookie: HTTPCookies.Value?) async throws -> (HTTPStatus, String) {
+func whoAmI(_ app: Application, cookie: HTTPCookies.Value?) async throws -> (HTTPStatus, String) {
     let res = try await app.testing().sendRequest(.GET, "me") { req in
         if let cookie { req.headers.cookie = ["vapor-session": cookie] }
     }
@@ -160,9 +160,10 @@ struct SessionTests {
     func damagedSessionData() async throws {
         let directory = try TestDirectory()
         defer { directory.remove() }
-        let disk = try DiskCache(directory: directory.path)
-        defer { disk.close() }
-        try disk.set(Array("[1, 2, 3]".utf8), forKey: MappedKVSessions.keyPrefix + "damaged")
+        let store = try SessionRecords.openStore(
+            directory: directory.path, configuration: MappedKVSessionsConfiguration(), logger: MappedKV.silentLogger)
+        defer { store.close() }
+        try store.set("[1, 2, 3]", forKey: "session/damaged", expiresAfter: .seconds(60))
         try await withSessionApp(directory: directory.path) { app in
             let request = Request(application: app, on: app.eventLoopGroup.any())
             await #expect(throws: MappedKVVaporError.self) {

@@ -2,31 +2,9 @@
 // what one writes over HTTP (a cached note, a session) the other reads back over HTTP, and what one
 // removes the other no longer finds. The state is shared through the directory alone.
 
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import NIOHTTP1
 import Testing
-
-/// One HTTP exchange with an app process.
-private func send(
-    _ method: HTTPMethod, _ url: String, json: String? = nil, cookie: String? = nil
-) async throws -> (status: Int, body: String, setCookie: String?) {
-    var request = HTTPClientRequest(url: url)
-    request.method = method
-    if let json {
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: json))
-    }
-    if let cookie { request.headers.add(name: "Cookie", value: "vapor-session=\(cookie)") }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-    let body = try await response.body.collect(upTo: 1 << 20)
-    let setCookie = response.headers["Set-Cookie"].first.flatMap { header -> String? in
-        guard header.hasPrefix("vapor-session=") else { return nil }
-        return String(header.dropFirst("vapor-session=".count).prefix { $0 != ";" })
-    }
-    return (Int(response.status.code), String(buffer: body), setCookie)
-}
 
 @Suite("two example app processes on one directory")
 struct TwoProcessTests {

@@ -1,9 +1,10 @@
 // A copy of the package's example app running as a real child process on a loopback port of its
 // own. Invariants: the port is the one the app reports it bound (it is started on port 0), learned
 // by polling its output with a deadline; and `stop()` ends the child, by SIGTERM and then SIGKILL
-// if it does not exit in time, so no test leaves a server behind.
+// if it does not exit in time (`kill()` by SIGKILL at once), so no test leaves a server behind.
 
 import Foundation
+import Glibc
 import Synchronization
 
 /// The example app, started as a child process serving on 127.0.0.1.
@@ -28,15 +29,18 @@ final class ExampleAppProcess {
         throw ExampleAppError("the example app is not built; run `swift build` first (looked in \(candidates))")
     }
 
-    /// Starts the example app on a free loopback port with its directory set to `directory`, and
-    /// waits (up to `timeout`) until it says which port it bound.
-    init(directory: String, timeout: Duration = .seconds(60)) throws {
+    /// Starts the example app on a free loopback port with its directory set to `directory` and
+    /// `extraEnvironment` added to its environment, and waits (up to `timeout`) until it says
+    /// which port it bound.
+    init(directory: String, extraEnvironment: [String: String] = [:], timeout: Duration = .seconds(60)) throws {
         let process = Process()
         process.executableURL = try Self.executable()
         process.arguments = ["serve", "--hostname", "127.0.0.1", "--port", "0"]
         var environment = ProcessInfo.processInfo.environment
         environment["MAPPEDKV_DIRECTORY"] = directory
         environment["LOG_LEVEL"] = "notice"
+        environment["MAPPEDKV_EXAMPLE_TEST_ROUTES"] = "1"
+        environment.merge(extraEnvironment) { _, extra in extra }
         process.environment = environment
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -81,8 +85,20 @@ final class ExampleAppProcess {
         process.terminate()
         let deadline = ContinuousClock.now + .seconds(5)
         while process.isRunning, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+    }
+
+    /// Kills the child with SIGKILL, as a crash would end it, and waits for it to exit.
+    func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Whether the child was ended by SIGKILL.
+    var wasKilled: Bool {
+        !process.isRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
     }
 
     /// The port in Vapor's "Server started on http://127.0.0.1:PORT" line, if printed.

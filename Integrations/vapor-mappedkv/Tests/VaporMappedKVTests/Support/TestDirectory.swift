@@ -2,6 +2,7 @@
 // tested without waiting. Invariant: a directory's path is unique to the test that made it.
 
 import Foundation
+import MappedKV
 import MappedKVCache
 import Synchronization
 
@@ -36,6 +37,11 @@ final class ManualClock: Sendable {
     /// The clock to give a `DiskCacheConfiguration`.
     var cacheClock: CacheClock {
         CacheClock { self.milliseconds.load(ordering: .relaxed) }
+    }
+
+    /// The same clock for a store's key expiry (the sessions store's).
+    var expiryClock: ExpiryClock {
+        ExpiryClock(preciseNow: { .milliseconds(Int64(self.milliseconds.load(ordering: .relaxed))) })
     }
 
     /// Moves the clock forward by `seconds`.

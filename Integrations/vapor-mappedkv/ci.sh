@@ -18,26 +18,26 @@ upstream=.build/checkouts/vapor/Tests/VaporTests
 copies=Tests/FrameworkTests/Upstream
 rm -rf "$copies"
 mkdir -p "$copies"
-# Each edit names the line it changes and must match exactly once, so that a change upstream
-# fails here instead of leaving a test on Vapor's memory driver.
-copy() {  # copy FILE PATTERN REPLACEMENT
-    local file=$1 pattern=$2 replacement=$3
+# Each edit names the lines it changes and how many there are, so that a change upstream fails
+# here instead of leaving a test on Vapor's memory driver.
+copy() {  # copy FILE COUNT PATTERN REPLACEMENT
+    local file=$1 count=$2 pattern=$3 replacement=$4
     local matches
     matches=$(grep -c -- "$pattern" "$upstream/$file" || true)
-    if [ "$matches" != 1 ]; then
-        echo "ci.sh: expected one line matching '$pattern' in $upstream/$file, found $matches" >&2
+    if [ "$matches" != "$count" ]; then
+        echo "ci.sh: expected $count lines matching '$pattern' in $upstream/$file, found $matches" >&2
         exit 1
     fi
     sed -e "s|$pattern|$replacement|" "$upstream/$file" > "$copies/$file"
 }
 # The cache tests use the memory cache Vapor installs by default: the provider line is added after
-# the application is made.
-copy CacheTests.swift 'let app = Application(.testing)$' \
+# each application is made (testCustomCache then installs a cache of its own, as written).
+copy CacheTests.swift 2 'let app = Application(.testing)$' \
     'let app = Application(.testing); app.caches.use(.mappedKVForFrameworkTests)'
-copy AsyncCacheTests.swift 'app = try await Application.make(.testing)$' \
+copy AsyncCacheTests.swift 1 'app = try await Application.make(.testing)$' \
     'app = try await Application.make(.testing); app.caches.use(.mappedKVForFrameworkTests)'
-copy SessionTests.swift 'app.sessions.use(.memory)' 'app.sessions.use(.mappedKVForFrameworkTests)'
-copy AsyncSessionTests.swift 'app.sessions.use(.memory)' 'app.sessions.use(.mappedKVForFrameworkTests)'
+copy SessionTests.swift 1 'app.sessions.use(.memory)' 'app.sessions.use(.mappedKVForFrameworkTests)'
+copy AsyncSessionTests.swift 1 'app.sessions.use(.memory)' 'app.sessions.use(.mappedKVForFrameworkTests)'
 # Excluded cases: none. (testSessionDestroy installs a mock driver of its own, and
 # testCustomCache a cache of its own; both run as written.)
 

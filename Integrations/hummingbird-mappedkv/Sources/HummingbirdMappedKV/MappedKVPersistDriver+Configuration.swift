@@ -18,9 +18,10 @@ extension MappedKVPersistDriver {
     public struct Configuration: Sendable {
         /// The ID of the store in the directory (its file names); `"hummingbird-persist"` by default.
         public var storeID: String
-        /// How often ``MappedKVPersistDriver/run()`` removes expired entries; 10 minutes by
-        /// default, as Hummingbird's memory driver. Expired entries are never returned in between:
-        /// tidying only frees their space.
+        /// How often ``MappedKVPersistDriver/run()`` tries to tidy expired entries away; 10 minutes
+        /// by default, as Hummingbird's memory driver. Of all the processes on the store, one
+        /// tidies at a time, and not again until this long after the last tidy ended. Expired
+        /// entries are never returned in between: tidying only frees their space.
         public var tidyFrequency: Duration
         /// The lock between processes. ``ProcessLock/sharedMemory`` by default, the faster one:
         /// no MMKV program opens a persist store. Every process on the directory must use the same.
@@ -63,12 +64,17 @@ extension MappedKVPersistDriver {
             self.expectedCapacity = expectedCapacity
         }
 
-        /// The store configuration these settings open.
-        var storeConfiguration: StoreConfiguration {
+        /// The store configuration these settings open, on the system's clock.
+        var storeConfiguration: StoreConfiguration { storeConfiguration(clock: .system) }
+
+        /// The store configuration these settings open, with `clock` for the store's own times
+        /// (its tidying turns).
+        func storeConfiguration(clock: ExpiryClock) -> StoreConfiguration {
             StoreConfiguration(
                 isMultiProcess: true,
                 expectedCapacity: expectedCapacity,
                 cryptKey: cryptKey,
+                clock: clock,
                 processLock: processLock,
                 storeKind: MappedKVPersistDriver.storeKind,
                 metrics: metrics)

@@ -61,19 +61,33 @@ public final class MappedKVPersistDriver: PersistDriver {
     public convenience init(
         directory: String, configuration: Configuration = Configuration(), logger: Logger? = nil
     ) throws {
-        try self.init(directory: directory, configuration: configuration, logger: logger, now: PersistTime.systemNow)
+        try self.init(
+            directory: directory, configuration: configuration, logger: logger, now: PersistTime.systemNow,
+            storeClock: .system)
     }
 
-    /// Opens the persist store in `directory` with the clock `now` (nanoseconds since 1970).
-    package init(
+    /// Opens the persist store in `directory` with the clock `now` (nanoseconds since 1970), which
+    /// the store's own times (its tidying turns) follow too.
+    package convenience init(
         directory: String, configuration: Configuration, logger: Logger?, now: @escaping @Sendable () -> Int64
+    ) throws {
+        try self.init(
+            directory: directory, configuration: configuration, logger: logger, now: now,
+            storeClock: ExpiryClock(preciseNow: { .nanoseconds(now()) }))
+    }
+
+    /// Opens the persist store in `directory` with the clock `now` for the driver's times and
+    /// `storeClock` for the store's.
+    private init(
+        directory: String, configuration: Configuration, logger: Logger?, now: @escaping @Sendable () -> Int64,
+        storeClock: ExpiryClock
     ) throws {
         self.keyPrefix = try configuration.keyPrefix()
         let logger = logger ?? configuration.loggerLabel.map { Logger(label: $0) } ?? MappedKV.silentLogger
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         self.store = try MappedKV(
-            id: configuration.storeID, directory: directory, configuration: configuration.storeConfiguration,
-            logger: logger)
+            id: configuration.storeID, directory: directory,
+            configuration: configuration.storeConfiguration(clock: storeClock), logger: logger)
         self.configuration = configuration
         self.logger = logger
         self.now = now

@@ -13,9 +13,10 @@ import VaporTesting
 
 @testable import VaporMappedKV
 
-/// Runs `test` on an app whose cache is the MappedKV directory `directory`, read by `clock`.
+/// Runs `test` on an app whose cache is the MappedKV directory `directory`, read by `clock`, with
+/// the route `GET /limited` behind `limit` when one is given.
 private func withCounterApp(
-    directory: String, clock: ManualClock, configure: @escaping (Application) -> Void = { _ in },
+    directory: String, clock: ManualClock, limit: MappedKVRateLimitMiddleware? = nil,
     _ test: (Application) async throws -> Void
 ) async throws {
     var configuration = DiskCacheConfiguration()
@@ -23,7 +24,7 @@ private func withCounterApp(
     try await withApp(
         configure: { app in
             app.caches.use(.mappedKV(directory: directory, configuration: configuration))
-            configure(app)
+            if let limit { app.grouped(limit).get("limited") { _ in "ok" } }
         }, test)
 }
 
@@ -106,7 +107,7 @@ struct CounterTests {
             now: { .seconds(base + offset.load(ordering: .relaxed)) })
         try await withCounterApp(
             directory: directory.path, clock: clock,
-            configure: { app in app.grouped(limit).get("limited") { _ in "ok" } }
+            limit: limit
         ) { app async throws in
             /// The status code of a request as `client`, and the Retry-After header if any.
             func status(_ client: String?) async throws -> String {
@@ -138,7 +139,7 @@ struct CounterTests {
             let limit = MappedKVRateLimitMiddleware(limit: 1, per: .seconds(60), whenStoreFails: policy) { _ in "c" }
             try await withCounterApp(
                 directory: file, clock: ManualClock(),
-                configure: { app in app.grouped(limit).get("limited") { _ in "ok" } }
+                limit: limit
             ) { app in
                 for _ in 0..<3 {
                     let res = try await app.testing().sendRequest(.GET, "limited")

@@ -6,6 +6,7 @@
 // except in the test that reads the system clock on purpose.
 
 import Foundation
+import MappedKV
 import Testing
 
 @testable import HummingbirdMappedKV
@@ -67,5 +68,25 @@ struct TimeToLiveTests {
             #expect(ttl < .seconds(70), "try \(index): \(ttl)")
             #expect(ttl > .seconds(65), "try \(index): \(ttl)")
         }
+    }
+
+    @Test func anEntryWrittenByTheFirstReleaseReadsWithItsTimeToLive() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let clock = ManualClock()
+        let persist = try MappedKVPersistDriver.testing(directory: directory.path, clock: clock)
+        // The envelope as the first release wrote it, by hand: tag 1, the expiry in milliseconds
+        // since 1970 (little-endian Int64), then the JSON.
+        let expiresAt = UInt64(clock.now / 1_000_000 + 70_000)
+        let envelope =
+            [UInt8(1)] + (0..<8).map { UInt8(truncatingIfNeeded: expiresAt >> (8 * $0)) } + Array(#""ada""#.utf8)
+        let raw = try MappedKV(
+            id: persist.configuration.storeID, directory: directory.path,
+            configuration: persist.configuration.storeConfiguration)
+        try raw.set(envelope, forKey: "session")
+        clock.advance(by: .microseconds(10))
+        let found = try #require(try await persist.getWithTTL(key: "session", as: String.self))
+        #expect(found.object == "ada")
+        #expect(found.ttl == .seconds(70) - .microseconds(10))
     }
 }

@@ -70,6 +70,7 @@ let package = Package(
         ),
         // Hummingbird's and hummingbird-auth's own persist and session tests, run as written on this
         // driver: ci.sh copies them into Upstream/ (not committed) and swaps only the driver they make.
+        // ci.sh also puts the README's complete example there, so that it is compiled.
         .testTarget(
             name: "FrameworkTests",
             dependencies: [
@@ -79,6 +80,7 @@ let package = Package(
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdAuthTesting", package: "hummingbird-auth"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ]

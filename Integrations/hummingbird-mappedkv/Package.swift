@@ -43,6 +43,7 @@ let package = Package(
                 .product(name: "MappedKV", package: "MappedKV"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

@@ -4,6 +4,7 @@
 // and rate limits.
 //
 //   HummingbirdMappedKVExample --directory /tmp/kv --port 8080 [--namespace app]
+//       [--tidy-frequency SECONDS] [--log-level debug]
 //   curl -X PUT --data 'hello' 'localhost:8080/kv/greeting?ttl=60'   # ttl in seconds, optional
 //   curl localhost:8080/kv/greeting                                  # from any process: hello
 //   curl -X POST 'localhost:8080/count/visits?ttl=60'                # the new count, from all processes
@@ -18,15 +19,19 @@ import Foundation
 import Hummingbird
 import HummingbirdAuth
 import HummingbirdMappedKV
+import Logging
 import MappedKV
 
 /// The command line: `--directory DIR`, `--hostname HOST`, `--port N` (0 picks a free port),
-/// `--namespace NS` (none by default).
+/// `--namespace NS` (none by default), `--tidy-frequency SECONDS` (600 by default) and
+/// `--log-level LEVEL` of the driver's log on standard output (none by default).
 struct Options {
     var directory = FileManager.default.temporaryDirectory.appendingPathComponent("hummingbird-mappedkv").path
     var hostname = "127.0.0.1"
     var port = 8080
     var namespace: String?
+    var tidyFrequency = Duration.seconds(600)
+    var logLevel: Logger.Level?
 
     init(arguments: [String]) throws {
         var remaining = arguments.makeIterator()
@@ -36,6 +41,16 @@ struct Options {
             case "--directory": directory = value
             case "--hostname": hostname = value
             case "--namespace": namespace = value
+            case "--tidy-frequency":
+                guard let seconds = Double(value), seconds > 0, seconds < 1e9 else {
+                    throw HTTPError(.badRequest, message: "--tidy-frequency takes seconds above 0, not \(value)")
+                }
+                tidyFrequency = .milliseconds(Int64(seconds * 1000))
+            case "--log-level":
+                guard let level = Logger.Level(rawValue: value) else {
+                    throw HTTPError(.badRequest, message: "--log-level takes trace, debug, info..., not \(value)")
+                }
+                logLevel = level
             case "--port":
                 guard let port = Int(value), (0...65535).contains(port) else {
                     throw HTTPError(.badRequest, message: "--port takes 0 to 65535, not \(value)")
@@ -63,8 +78,16 @@ func answering<T>(_ body: () async throws -> T) async throws -> T {
 }
 
 let options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+/// The driver's log: standard output at the level asked for, or nowhere.
+let persistLogger = options.logLevel.map { level in
+    var logger = Logger(label: "persist")
+    logger.logLevel = level
+    return logger
+}
 let persist = try MappedKVPersistDriver(
-    directory: options.directory, configuration: .init(namespace: options.namespace))
+    directory: options.directory,
+    configuration: .init(tidyFrequency: options.tidyFrequency, namespace: options.namespace),
+    logger: persistLogger)
 /// Requests carry a session (the signed-in name) when they come through the session routes.
 typealias Context = BasicSessionRequestContext<String, String>
 let router = Router(context: Context.self)

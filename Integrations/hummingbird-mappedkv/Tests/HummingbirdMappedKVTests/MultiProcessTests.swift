@@ -1,6 +1,7 @@
 // Several real processes of the example app on one directory, racing: counters that count every
 // increment while other processes are killed mid-run, a create of one key that exactly one process
-// wins, and a session signed in through one process and used and ended through another.
+// wins, a session signed in through one process and used and ended through another, and tidying
+// that the processes take turns at.
 //
 // Invariants: the children are the example app (Support/AppProcess), started on port 0; every wait
 // polls a condition against a deadline; every child is stopped, or killed, whatever the test does.
@@ -10,6 +11,8 @@ import HTTPTypes
 import HummingbirdTesting
 import Synchronization
 import Testing
+
+@testable import HummingbirdMappedKV
 
 @Suite("Processes racing on one directory", .serialized)
 struct MultiProcessTests {
@@ -138,6 +141,40 @@ struct MultiProcessTests {
         #expect(logout.status == .noContent)
         let after = try await AppProcess.request(.get, "/session/me", port: ports[0], headers: [.cookie: cookie])
         #expect(after.status == .unauthorized)
+    }
+}
+
+extension MultiProcessTests {
+    @Test(.timeLimit(.minutes(3)))
+    func processesTakeTurnsToTidyOncePerInterval() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        // Entries an earlier run left, expired by the time the apps start.
+        let seed = try MappedKVPersistDriver(directory: directory.path)
+        for index in 0..<200 { try await seed.set(key: "old-\(index)", value: index, expires: .zero) }
+        let started = ContinuousClock.now
+        let (apps, _) = try await AppProcess.start(
+            3, directory: directory.path, arguments: ["--tidy-frequency", "1", "--log-level", "debug"])
+        defer { for app in apps { app.stop() } }
+        /// The tidies the apps have logged so far.
+        func tidies() -> Int {
+            apps.map { app in app.printed.split(separator: "\n").filter { $0.contains("removed=") }.count }
+                .reduce(0, +)
+        }
+
+        // One of them tidies the old entries away at start.
+        let tidied = await eventually(within: .seconds(60)) { (try? seed.store.contains("old-7")) == false }
+        #expect(tidied, "the old entries were never tidied:\n\(apps.map(\.printed).joined())")
+        #expect(try !seed.store.contains("old-199"))
+
+        // Then about one tidy per second among the three, not one per process: at most one tidy
+        // at each process's start and one per interval since the first.
+        let reached = await eventually(within: .seconds(90)) { tidies() >= 8 }
+        let count = tidies()
+        let elapsed = started.duration(to: .now)
+        #expect(reached, "\(count) tidies in \(elapsed)")
+        let bound = apps.count + Int(elapsed / .seconds(1)) + 1
+        #expect(count <= bound, "\(count) tidies in \(elapsed), at most \(bound) with turns")
     }
 }
 

@@ -24,6 +24,7 @@ let package = Package(
             dependencies: [
                 .product(name: "MappedKV", package: "MappedKV"),
                 .product(name: "MappedKVCache", package: "MappedKV"),
+                .product(name: "MappedKVFormat", package: "MappedKV"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Vapor", package: "vapor"),
             ]

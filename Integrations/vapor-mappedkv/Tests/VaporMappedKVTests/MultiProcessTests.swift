@@ -67,6 +67,9 @@ struct MultiProcessTests {
         #expect(moving)
         victim.kill()
         #expect(victim.wasKilled)
+        // The others were still counting when the victim died.
+        let atKill = Int(try await send(.GET, urls[0] + "/counters/shared").body) ?? -1
+        #expect(atKill < processCount * increments)
         try await counted.value
 
         let total = try await send(.GET, apps[1].baseURL + "/counters/shared")

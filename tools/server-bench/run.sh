@@ -152,7 +152,7 @@ start_apps() {  # provider, process count
 curl_many() {
     local method=$1 config="$WORK/curl.config"
     sed 's/.*/url = "&"\noutput = "\/dev\/null"/' >"$config"
-    curl -s -Z --parallel-max "$COUNTER_PARALLEL" -X "$method" -w '%{http_code}\n' -K "$config" || true
+    curl -s -Z --parallel-max "$COUNTER_PARALLEL" -X "$method" -w '%{http_code}\n' -K "$config" 2>/dev/null || true
 }
 
 # One wrk run: mode (read|write), ports, seconds. Prints "rps p50_us p99_us requests non2xx errors".
@@ -229,6 +229,16 @@ for lock in flock shared-memory; do
 done
 
 # --- the tables ---------------------------------------------------------------------------------------
+echo "## The run"
+echo
+echo "- $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- $(swift --version 2>/dev/null | head -n 1)"
+echo "- $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2), $("$PG_BIN/postgres" --version), $(redis-server --version | cut -d' ' -f1-3), $(curl --version | head -n 1 | cut -d' ' -f1-2)"
+echo "- packages: $(grep -E '"(identity|version)"' "$HERE/Package.resolved" | paste - - |
+    sed -E 's/.*"identity" : "([^"]*)".*"version" : "([^"]*)".*/\1 \2/' |
+    grep -E '^(vapor|fluent|fluent-kit|fluent-sqlite-driver|fluent-postgres-driver|sqlite-nio|postgres-nio|swift-nio) ' |
+    paste -sd, - | sed 's/,/, /g')"
+echo "- the library at $(git -C "$ROOT" rev-parse --short HEAD)"
 echo
 echo "## HTTP: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s on loopback"
 echo

@@ -14,7 +14,7 @@ struct MappedKVCommand: ParsableCommand {
             GetCommand.self, SetCommand.self,
             RemoveCommand.self, KeysCommand.self, InfoCommand.self, VerifyCommand.self, RepairCommand.self,
             RekeyCommand.self, ExpireCommand.self, IncrementCommand.self, BenchCommand.self,
-            CacheCommand.self, BucketCommand.self, StressCommand.self, StressChildCommand.self,
+            CacheCommand.self, BucketCommand.self, StressCommand.self, StressChildCommand.self, TidyLoadCommand.self,
             CollectionsChildCommand.self,
             HoldCommand.self, WatchCommand.self,
             BackupCommand.self, RestoreCommand.self, RemoveStoreCommand.self, ListStoresCommand.self,

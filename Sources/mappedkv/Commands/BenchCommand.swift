@@ -34,6 +34,14 @@ struct BenchCommand: ParsableCommand {
         name: .long,
         help: "Sets (and keys in batches of 100) per level with --durability; a hundredth of them at every write.")
     var durabilitySets: Int = 200_000
+    @Flag(
+        name: .long,
+        help:
+            "Instead of the standard workloads, tidy a store with a tenth of its keys expired, in bounded steps and in one exclusive section, while another process gets and sets; print its latencies during and outside the tidy."
+    )
+    var tidy = false
+    @Option(name: .long, help: "Keys in the --tidy store.")
+    var tidyKeys: Int = 1_000_000
     /// The key (an encrypted store is benchmarked with it), the mode, the lock and logging.
     @OptionGroup var access: StoreAccessOptions
 
@@ -41,6 +49,7 @@ struct BenchCommand: ParsableCommand {
         guard n > 0 else { throw ValidationError("--n must be positive") }
         guard smallSets > 0 else { throw ValidationError("--small-sets must be positive") }
         guard durabilitySets > 0 else { throw ValidationError("--durability-sets must be positive") }
+        guard tidyKeys >= 10 else { throw ValidationError("--tidy-keys must be at least 10") }
     }
 
     func run() throws {
@@ -48,7 +57,13 @@ struct BenchCommand: ParsableCommand {
         let configuration = Configuration(
             isMultiProcess: access.multiProcess, cryptKey: try access.resolvedKey(), processLock: access.lock)
         try reportingErrors {
-            if durability { try measureDurability(configuration) } else { try measure(configuration) }
+            if tidy {
+                try measureTidy()
+            } else if durability {
+                try measureDurability(configuration)
+            } else {
+                try measure(configuration)
+            }
         }
     }
 

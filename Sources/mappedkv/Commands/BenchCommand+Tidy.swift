@@ -27,13 +27,23 @@ extension BenchCommand {
             _ = pipe.fileHandleForReading.availableData
             Thread.sleep(forTimeInterval: 1)
             var steps: [Double] = []
+            var plainSteps: [Double] = []  // steps with neither a write-back nor a growth
             var removed = 0
             let tidyStart = DispatchTime.now().uptimeNanoseconds
             if mode == "steps" {
                 var cursor: SweepCursor? = .start
                 while let from = cursor {
                     var step: SweepStep?
-                    steps.append(try elapsedNanoseconds { step = try store.removeExpiredKeysStep(from: from) })
+                    let before = (try store.totalSize, try store.actualSize)
+                    let duration = try elapsedNanoseconds {
+                        step = try store.removeExpiredKeysStep(from: from, keyLimit: tidyStepKeys)
+                    }
+                    // A compaction (this step's, or another process's that the step reloads)
+                    // shrinks the data; a growth changes the file's size. The other steps are
+                    // the bounded ones.
+                    let after = (try store.totalSize, try store.actualSize)
+                    if after.0 == before.0 && after.1 >= before.1 { plainSteps.append(duration) }
+                    steps.append(duration)
                     removed += step?.removed ?? 0
                     cursor = step?.next
                 }
@@ -65,7 +75,11 @@ extension BenchCommand {
                 ("tidy_\(mode)_total_us", Double(tidyEnd - tidyStart) / 1000),
                 ("tidy_\(mode)_steps", Double(steps.count)),
                 ("tidy_\(mode)_step_max_us", (steps.max() ?? 0) / 1000),
+                ("tidy_\(mode)_step_p50_us", Self.percentile(steps, 0.5) / 1000),
                 ("tidy_\(mode)_step_p99_us", Self.percentile(steps, 0.99) / 1000),
+                ("tidy_\(mode)_steps_over_5ms", Double(steps.filter { $0 > 5_000_000 }.count)),
+                ("tidy_\(mode)_steps_with_writeback_or_growth", Double(steps.count - plainSteps.count)),
+                ("tidy_\(mode)_other_steps_max_us", (plainSteps.max() ?? 0) / 1000),
             ]
             for (phase, ops) in [("during", during), ("outside", outside)] {
                 for (kind, isSet) in [("get", false), ("set", true)] {
@@ -73,6 +87,7 @@ extension BenchCommand {
                     lines.append(("tidy_\(mode)_\(phase)_\(kind)_count", Double(latencies.count)))
                     lines.append(("tidy_\(mode)_\(phase)_\(kind)_p50_us", Self.percentile(latencies, 0.5) / 1000))
                     lines.append(("tidy_\(mode)_\(phase)_\(kind)_p99_us", Self.percentile(latencies, 0.99) / 1000))
+                    lines.append(("tidy_\(mode)_\(phase)_\(kind)_p999_us", Self.percentile(latencies, 0.999) / 1000))
                     lines.append(("tidy_\(mode)_\(phase)_\(kind)_max_us", (latencies.max() ?? 0) / 1000))
                 }
             }

@@ -42,6 +42,8 @@ struct BenchCommand: ParsableCommand {
     var tidy = false
     @Option(name: .long, help: "Keys in the --tidy store.")
     var tidyKeys: Int = 1_000_000
+    @Option(name: .long, help: "About how many keys each step of the --tidy store's stepwise tidy looks at.")
+    var tidyStepKeys: Int = 2048
     /// The key (an encrypted store is benchmarked with it), the mode, the lock and logging.
     @OptionGroup var access: StoreAccessOptions
 
@@ -50,6 +52,7 @@ struct BenchCommand: ParsableCommand {
         guard smallSets > 0 else { throw ValidationError("--small-sets must be positive") }
         guard durabilitySets > 0 else { throw ValidationError("--durability-sets must be positive") }
         guard tidyKeys >= 10 else { throw ValidationError("--tidy-keys must be at least 10") }
+        guard tidyStepKeys > 0 else { throw ValidationError("--tidy-step-keys must be positive") }
     }
 
     func run() throws {

@@ -1,9 +1,11 @@
 // The sessions store's life in an application: the tidy at boot removes expired sessions and
 // nothing else, one process (here: one application) at a time; shutdown stops the tidy and closes
-// the store; the configuration's metrics reach swift-metrics.
+// the store; the configurations' metrics (the sessions store's and the cache's) reach
+// swift-metrics.
 
 import Foundation
 import MappedKV
+import MappedKVCache
 import MetricsTestKit
 import Testing
 import Vapor
@@ -109,5 +111,28 @@ struct SessionStoreLifecycleTests {
         let gets = metrics.counters(
             label: "shop.sessions.store.operations", dimensions: [("op", "get"), ("app", "shop")])
         #expect(gets.map(\.totalValue).reduce(0, +) >= 1)
+    }
+
+    @Test("the cache's metrics options, given in its configuration, reach swift-metrics")
+    func cacheMetricsReachTheFactory() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let metrics = TestMetrics()
+        let configuration = DiskCacheConfiguration(
+            metrics: MetricsOptions(labelPrefix: "shop.cache", dimensions: [("app", "shop")], factory: metrics))
+        let configure: (Application) async throws -> Void = { app in
+            app.caches.use(.mappedKV(directory: directory.path, configuration: configuration))
+        }
+        try await withApp(configure: configure) { app in
+            try await app.cache.set("page", to: "cached")
+            let page = try await app.cache.get("page", as: String.self)
+            let missing = try await app.cache.get("missing", as: String.self)
+            #expect(page == "cached" && missing == nil)
+        }
+        let hits = metrics.counters(label: "shop.cache.cache.hits", dimensions: [("tier", "disk"), ("app", "shop")])
+        #expect(hits.map(\.totalValue).reduce(0, +) == 1)
+        let misses = metrics.counters(
+            label: "shop.cache.cache.misses", dimensions: [("tier", "disk"), ("app", "shop")])
+        #expect(misses.map(\.totalValue).reduce(0, +) == 1)
     }
 }

@@ -46,8 +46,9 @@ public struct MappedKVSessions: SessionDriver, Sendable {
     /// shuts down.
     ///
     /// Open the store multi-process with key expiry on (`Configuration(isMultiProcess: true,
-    /// keyExpiry: .zero)`); the provider ``Vapor/Application/Sessions/Provider/mappedKV(directory:configuration:)``
-    /// does this, and also tidies and upgrades, and is the way to prefer.
+    /// keyExpiry: .zero)`): without key expiry every write of a session fails. The provider
+    /// `app.sessions.use(.mappedKV(directory:configuration:))` opens the store so, and also tidies
+    /// it and moves the first release's sessions into it: prefer it.
     ///
     /// - Parameters:
     ///   - store: the store; its key expiry must be on.

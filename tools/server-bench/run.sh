@@ -162,6 +162,7 @@ wrk_run() {
         -s "$HERE/wrk.lua" "http://127.0.0.1:${ports%%,*}" | awk '/^WRK / {print $2, $3, $4, $5, $6, $7}'
 }
 
+START_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 RESULTS="$OUT/results.tsv"  # provider processes route rps p50 p99 requests non2xx errors
 COUNTERS="$OUT/counters.tsv"  # provider processes route sent ok final lost
 : >"$RESULTS"
@@ -231,7 +232,7 @@ done
 # --- the tables ---------------------------------------------------------------------------------------
 echo "## The run"
 echo
-echo "- $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average (1, 5, 15 min) at the start $START_LOAD, at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- $(swift --version 2>/dev/null | head -n 1)"
 echo "- $(wrk -v 2>&1 | head -n 1 | cut -d' ' -f1-2), $("$PG_BIN/postgres" --version), $(redis-server --version | cut -d' ' -f1-3), $(curl --version | head -n 1 | cut -d' ' -f1-2)"
 echo "- packages: $(grep -E '"(identity|version)"' "$HERE/Package.resolved" | paste - - |

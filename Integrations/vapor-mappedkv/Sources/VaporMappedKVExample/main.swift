@@ -22,7 +22,16 @@ try LoggingSystem.bootstrap(from: &environment)
 let app = try await Application.make(environment)
 let directory = Environment.get("MAPPEDKV_DIRECTORY") ?? "/tmp/vapor-mappedkv-example"
 app.caches.use(.mappedKV(directory: directory))
-app.sessions.use(.mappedKV(directory: directory))
+// Sessions last MAPPEDKV_SESSION_LIFETIME seconds after their last use (a week by default); the
+// expired ones are removed at start and every MAPPEDKV_TIDY_INTERVAL seconds (an hour by default).
+var sessions = MappedKVSessionsConfiguration()
+if let seconds = Environment.get("MAPPEDKV_SESSION_LIFETIME").flatMap(Int.init) {
+    sessions.lifetime = .seconds(seconds)
+}
+if let seconds = Environment.get("MAPPEDKV_TIDY_INTERVAL").flatMap(Int.init) {
+    sessions.tidyInterval = .seconds(seconds)
+}
+app.sessions.use(.mappedKV(directory: directory, configuration: sessions))
 app.middleware.use(app.sessions.middleware)
 
 // The cache: PUT a note (with ?ttl=SECONDS to make it expire), GET it, DELETE it.

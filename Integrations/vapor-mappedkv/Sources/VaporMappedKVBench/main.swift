@@ -59,7 +59,7 @@ let cache = MappedKVVaporCache(disk: disk, eventLoop: loop)
 let profile = Profile(
     id: 4_711, name: "Ada Lovelace", email: "ada@example.com", roles: ["admin", "editor", "reader"],
     score: 97.5, active: true)
-try cache.set("profile", to: profile).wait()
+try await cache.set("profile", to: profile).get()
 // The same entry read straight from the directory: the driver keeps its keys under this prefix.
 let storedKey = "vapor.cache/profile"
 guard let storedBytes = try disk.value(forKey: storedKey) else {
@@ -78,7 +78,7 @@ struct Round: Sendable {
 
 var samples: [Round] = []
 for _ in 0..<rounds {
-    let round = try loop.submit { () throws -> Round in
+    let round = try await loop.submit { () throws -> Round in
         var driverFound = 0
         let driver = nanosecondsPerCall(iterations) {
             cache.get("profile", as: Profile.self).assumeIsolated().whenSuccess { value in
@@ -104,7 +104,7 @@ for _ in 0..<rounds {
             decoded == iterations * profile.id
         else { throw Abort(.internalServerError, reason: "a bench read missed") }
         return Round(driver: driver, floor: floor, disk: diskGet, decode: decode)
-    }.wait()
+    }.get()
     samples.append(round)
 }
 
@@ -114,7 +114,7 @@ var asyncSamples: [Double] = []
 for _ in 0..<rounds {
     let start = ContinuousClock.now
     for _ in 0..<(iterations / 10) {
-        guard try await cache.get("profile", as: Profile.self) != nil else {
+        guard try await cache.get("profile", as: Profile.self).get() != nil else {
             throw Abort(.internalServerError, reason: "an async bench read missed")
         }
     }

@@ -26,8 +26,8 @@ try LoggingSystem.bootstrap(from: &environment)
 let app = try await Application.make(environment)
 let directory = Environment.get("MAPPEDKV_DIRECTORY") ?? "/tmp/vapor-mappedkv-http-bench"
 app.caches.use(.mappedKV(directory: directory))
-try await app.cache.set(key, to: note)
-try await app.caches.memory.set(key, to: note)
+try await app.cache.set(key, to: note).get()
+try await app.caches.memory.set(key, to: note).get()
 
 app.get("future", "constant") { req -> EventLoopFuture<Note> in
     req.eventLoop.makeSucceededFuture(note)

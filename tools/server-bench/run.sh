@@ -13,7 +13,8 @@
 # COUNTER_PARALLEL (32), PROVIDERS ("mappedkv memory fluent-sqlite fluent-postgres"),
 # PROCESS_COUNTS ("1 4"), PG_SYNCHRONOUS_COMMIT (PostgreSQL's synchronous_commit, "on" as it ships),
 # REDIS_REQUESTS (200000), BASE_PORT (18080), PG_PORT (55432), REDIS_PORT (56379),
-# SKIP_BUILD=1 (use the binaries already built), OUT (a directory to keep the raw results in).
+# SKIP_BUILD=1 (use the binaries already built), OPERATION_LEVEL=0 (skip Redis and mappedkv bench),
+# OUT (a directory to keep the raw results in).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -164,12 +165,12 @@ wrk_run() {
 
 START_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 RESULTS="$OUT/results.tsv"  # provider processes route rps p50 p99 requests non2xx errors
-COUNTERS="$OUT/counters.tsv"  # provider processes route sent ok final lost
+COUNTERS="$OUT/counters.tsv"  # provider processes route sent ok final lost other-statuses
 : >"$RESULTS"
 : >"$COUNTERS"
 
 counter_check() {  # provider, processes, ports, route
-    local provider=$1 n=$2 ports=$3 route=$4 key="c-$RANDOM" i codes ok final
+    local provider=$1 n=$2 ports=$3 route=$4 key="c-$RANDOM" i codes ok final others
     local -a plist
     IFS=, read -ra plist <<<"$ports"
     codes=$(for i in $(seq 0 $((COUNTER_REQUESTS - 1))); do
@@ -177,9 +178,10 @@ counter_check() {  # provider, processes, ports, route
     done | curl_many POST)
     ok=$(grep -c '^200$' <<<"$codes" || true)
     final=$(curl -sf "http://127.0.0.1:${plist[0]}/count/$key")
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$provider" "$n" "$route" "$COUNTER_REQUESTS" "$ok" "$final" \
-        "$((ok - final))" >>"$COUNTERS"
-    say "$provider x$n /$route: $COUNTER_REQUESTS sent, $ok answered 200, final value $final, lost $((ok - final))"
+    others=$(grep -v '^200$' <<<"$codes" | sort | uniq -c | awk '{printf "%s%s x %s", (NR > 1 ? ", " : ""), $1, $2}')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$provider" "$n" "$route" "$COUNTER_REQUESTS" "$ok" "$final" \
+        "$((ok - final))" "${others:-none}" >>"$COUNTERS"
+    say "$provider x$n /$route: $COUNTER_REQUESTS sent, $ok answered 200 (others: ${others:-none}), final value $final, lost $((ok - final))"
 }
 
 for provider in $PROVIDERS; do
@@ -208,6 +210,7 @@ done
 # --- Redis on loopback against mappedkv bench, at the operation level -------------------------------
 REDIS_OUT="$OUT/redis.tsv"  # what clients op ops_per_s p50_us p99_us
 : >"$REDIS_OUT"
+if [ "${OPERATION_LEVEL:-1}" = 1 ]; then
 say "starting redis-server on 127.0.0.1:$REDIS_PORT (no persistence)"
 redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no --daemonize no \
     --logfile "$WORK/redis.log" &
@@ -228,6 +231,7 @@ for lock in flock shared-memory; do
         printf "mappedkv (--multi-process --lock %s)\t1\t%s\t%.0f\t\t\n", lock, op, 1e9 / $2 }' \
         "$OUT/mappedkv-bench-$lock.txt" >>"$REDIS_OUT"
 done
+fi
 
 # --- the tables ---------------------------------------------------------------------------------------
 echo "## The run"
@@ -251,9 +255,9 @@ awk -F'\t' '{
 echo
 echo "## Counter: $COUNTER_REQUESTS POSTs, $COUNTER_PARALLEL at a time (curl), then the final value"
 echo
-echo "| provider | processes | route | sent | answered 200 | final value | lost updates |"
-echo "|---|---:|---|---:|---:|---:|---:|"
-awk -F'\t' '{ printf "| %s | %s | POST /%s/:key | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$COUNTERS"
+echo "| provider | processes | route | sent | answered 200 | other answers (count x status) | final value | lost updates |"
+echo "|---|---:|---|---:|---:|---|---:|---:|"
+awk -F'\t' '{ printf "| %s | %s | POST /%s/:key | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $8, $6, $7 }' "$COUNTERS"
 echo
 echo "## Operation level: redis-benchmark on loopback (-d 12, -r 100000, -n $REDIS_REQUESTS) and mappedkv bench --n 100000"
 echo

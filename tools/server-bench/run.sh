@@ -178,7 +178,7 @@ counter_check() {  # provider, processes, ports, route
     done | curl_many POST)
     ok=$(grep -c '^200$' <<<"$codes" || true)
     final=$(curl -sf "http://127.0.0.1:${plist[0]}/count/$key")
-    others=$(grep -v '^200$' <<<"$codes" | sort | uniq -c | awk '{printf "%s%s x %s", (NR > 1 ? ", " : ""), $1, $2}')
+    others=$({ grep -v '^200$' <<<"$codes" || true; } | sort | uniq -c | awk '{printf "%s%s x %s", (NR > 1 ? ", " : ""), $1, $2}')
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$provider" "$n" "$route" "$COUNTER_REQUESTS" "$ok" "$final" \
         "$((ok - final))" "${others:-none}" >>"$COUNTERS"
     say "$provider x$n /$route: $COUNTER_REQUESTS sent, $ok answered 200 (others: ${others:-none}), final value $final, lost $((ok - final))"
@@ -258,6 +258,7 @@ echo
 echo "| provider | processes | route | sent | answered 200 | other answers (count x status) | final value | lost updates |"
 echo "|---|---:|---|---:|---:|---|---:|---:|"
 awk -F'\t' '{ printf "| %s | %s | POST /%s/:key | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $8, $6, $7 }' "$COUNTERS"
+[ "${OPERATION_LEVEL:-1}" = 1 ] || { say "raw results in $OUT"; exit 0; }
 echo
 echo "## Operation level: redis-benchmark on loopback (-d 12, -r 100000, -n $REDIS_REQUESTS) and mappedkv bench --n 100000"
 echo

@@ -1,5 +1,6 @@
 -- wrk script of the server bench (run.sh). Environment: MODE (read: GET /cache/k<random 1..KEYS>;
--- write: POST /cache/w<thread>-<n>, a new key every request), KEYS, PORTS (comma-separated).
+-- write: POST /cache/w<thread>-<n>, a new key every request; overwrite, not used by run.sh since
+-- Fluent's cache cannot overwrite: POST /cache/k<random 1..KEYS>), KEYS, PORTS (comma-separated).
 -- Thread i connects to port i mod #PORTS, so with -t4 and 4 ports each app process gets one thread
 -- and its connections; with one port every thread uses it. done() prints one line:
 -- WRK rps p50_us p99_us requests non2xx socket_errors
@@ -27,6 +28,8 @@ function request()
     sent = sent + 1
     if mode == "write" then
         return wrk.format("POST", "/cache/w" .. id .. "-" .. sent)
+    elseif mode == "overwrite" then
+        return wrk.format("POST", "/cache/k" .. math.random(1, keys))
     end
     return wrk.format("GET", "/cache/k" .. math.random(1, keys))
 end

@@ -30,7 +30,9 @@ extension MappedKV {
     /// whose value has expired when key expiry is on, in one append.
     ///
     /// Call it from ``SweepCursor/start`` until ``SweepStep/next`` is nil; between calls other
-    /// threads and processes read and write as usual.
+    /// threads and processes read and write as usual. Pause between steps (a millisecond is
+    /// plenty): the lock is not fair, and a step taken at once after the last can keep a process
+    /// that waits for the lock out until the sweep ends.
     ///
     /// ```swift
     /// var cursor: SweepCursor? = .start

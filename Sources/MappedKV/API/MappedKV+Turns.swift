@@ -22,7 +22,10 @@ extension MappedKV {
     /// if try store.beginTurn("tidy", minimumInterval: .seconds(600), lease: .seconds(60)) {
     ///     defer { try? store.endTurn("tidy") }
     ///     var cursor: SweepCursor? = .start
-    ///     while let from = cursor { cursor = try store.removeExpiredKeysStep(from: from).next }
+    ///     while let from = cursor {
+    ///         cursor = try store.removeExpiredKeysStep(from: from).next
+    ///         try await Task.sleep(for: .milliseconds(1))  // waiting processes take the lock
+    ///     }
     /// }
     /// ```
     ///

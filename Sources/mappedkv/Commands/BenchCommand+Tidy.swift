@@ -3,10 +3,11 @@ import Foundation
 import MappedKV
 
 // `mappedkv bench --tidy`: what removing expired keys does to another process's gets and sets.
-// A store of `--tidy-keys` keys, a tenth of them expired (for the tidying process), is tidied once in bounded steps
-// (`removeExpiredKeysStep`) and once in a single exclusive section (the whole walk under one
-// lock, as a tidy did before steps), each while a second process (`mappedkv tidy-load`) gets and
-// sets random keys. Its operations are split into those that began during the tidy and the rest.
+// A store of `--tidy-keys` keys, a tenth of them expired (for the tidying process), is tidied once
+// in bounded steps (`removeExpiredKeysStep`, with `--tidy-pause-microseconds` between steps, as
+// the drivers pause) and once in a single exclusive section (the whole walk under one lock, as a
+// tidy did before steps), each while a second process (`mappedkv tidy-load`) gets and sets. Its
+// operations are split into those that began during the tidy and the rest.
 extension BenchCommand {
     /// Runs both tidies and prints, for each, the steps' longest and 99th-percentile durations and
     /// the other process's p50/p99/max get and set latency during the tidy and outside it.
@@ -46,6 +47,7 @@ extension BenchCommand {
                     steps.append(duration)
                     removed += step?.removed ?? 0
                     cursor = step?.next
+                    if tidyPauseMicroseconds > 0 { usleep(UInt32(tidyPauseMicroseconds)) }
                 }
             } else {
                 steps.append(

@@ -44,6 +44,8 @@ struct BenchCommand: ParsableCommand {
     var tidyKeys: Int = 1_000_000
     @Option(name: .long, help: "About how many keys each step of the --tidy store's stepwise tidy looks at.")
     var tidyStepKeys: Int = 2048
+    @Option(name: .long, help: "Microseconds the stepwise tidy waits between steps (the drivers wait 1,000).")
+    var tidyPauseMicroseconds: Int = 1_000
     /// The key (an encrypted store is benchmarked with it), the mode, the lock and logging.
     @OptionGroup var access: StoreAccessOptions
 
@@ -53,6 +55,9 @@ struct BenchCommand: ParsableCommand {
         guard durabilitySets > 0 else { throw ValidationError("--durability-sets must be positive") }
         guard tidyKeys >= 10 else { throw ValidationError("--tidy-keys must be at least 10") }
         guard tidyStepKeys > 0 else { throw ValidationError("--tidy-step-keys must be positive") }
+        guard tidyPauseMicroseconds >= 0 else {
+            throw ValidationError("--tidy-pause-microseconds must not be negative")
+        }
     }
 
     func run() throws {

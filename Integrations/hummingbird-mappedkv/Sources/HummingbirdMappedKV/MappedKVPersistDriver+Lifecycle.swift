@@ -2,7 +2,7 @@
 // when the app ends.
 //
 // Invariants: tidying removes only entries of this driver's namespace that are expired, in steps
-// of one exclusive section over about `tidyStepKeys` keys each, yielding between steps so no
+// of one exclusive section over about `tidyStepKeys` keys each, pausing between steps so no
 // request of this process or any other waits for a whole scan; `run()` tidies only when this
 // process gets the store's tidying turn for its namespace, so one process tidies at a time, about
 // once per `tidyFrequency` whatever the number of processes, and every turn taken is ended; a
@@ -21,6 +21,8 @@ extension MappedKVPersistDriver {
     /// How long a tidying turn stays this process's if it never ends it (it was killed): longer
     /// than a tidy of a large store takes, short beside the tidying interval.
     static let tidyLease = Duration.seconds(120)
+    /// How long tidying waits between steps, so that processes waiting for the lock get it.
+    static let tidyPause = Duration.milliseconds(1)
 
     /// The name of the store's tidying turn for this driver's namespace: namespaces tidy apart.
     var tidyTurnName: String { "hummingbird-persist.tidy." + (configuration.namespace ?? "") }
@@ -28,7 +30,7 @@ extension MappedKVPersistDriver {
     /// Removes every expired entry of this driver's namespace now, and returns how many it removed.
     ///
     /// It goes through the store in steps: each is one exclusive section over about 2,048 keys,
-    /// and the task yields between steps, so requests of this process and of others run in
+    /// and the task pauses for a millisecond between steps, so requests of this process and of others run in
     /// between instead of waiting for a whole scan. ``run()`` calls it when this process gets the
     /// tidying turn; expired entries are never returned either way, so this only frees their space.
     ///
@@ -54,7 +56,9 @@ extension MappedKVPersistDriver {
             removed += step.removed
             steps += 1
             cursor = step.next
-            if cursor != nil { await Task.yield() }
+            // A pause, not a yield: the lock is not fair, so a step taken at once after the last
+            // can keep a waiting process out for the whole tidy.
+            if cursor != nil { try await Task.sleep(for: Self.tidyPause) }
         }
         logger.debug("persist tidy", metadata: ["removed": "\(removed)", "steps": "\(steps)"])
         return (removed, steps)

@@ -64,7 +64,8 @@ extension MappedKVSessions {
                 return removing
             }
             cursor = step.next
-            await Task.yield()
+            // A pause between steps lets processes waiting for the lock have it (it is not fair).
+            if cursor != nil { try await Task.sleep(for: .milliseconds(1)) }
         }
         return found
     }

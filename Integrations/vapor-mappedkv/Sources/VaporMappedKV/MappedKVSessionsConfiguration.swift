@@ -42,7 +42,7 @@ public struct MappedKVSessionsConfiguration: Sendable {
     /// directory tidies at a time. An expired session is a miss at once either way: tidying only
     /// gives its bytes back.
     public var tidyInterval: Duration?
-    /// The most keys one tidy step looks at before it yields to other work.
+    /// About how many keys one tidy step looks at, in one exclusive section, before a pause.
     public var tidyStepKeys: Int
     /// The clock that decides when a session has expired: the system's by default; tests set one
     /// they move by hand.

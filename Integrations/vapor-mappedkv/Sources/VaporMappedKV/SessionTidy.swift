@@ -1,5 +1,5 @@
 // Removing expired sessions from the sessions store: once when the application boots and then
-// every interval, in bounded steps with a yield between them, by one process of those sharing the
+// every interval, in bounded steps with a pause between them, by one process of those sharing the
 // directory at a time. Invariants: a tidy removes only keys whose expiry has passed (the store's
 // `removeExpiredKeysStep`), so it never ends a live session; the turn taken with `beginTurn` is
 // ended by the process that took it, or lapses after its lease if that process dies; shutdown
@@ -83,10 +83,14 @@ final class SessionTidy: LifecycleHandler, Sendable {
                 removed += step.removed
                 guard let next = step.next else { break }
                 cursor = next
-                await Task.yield()
+                // A pause, not a yield: the lock is not fair, so a step taken at once after the
+                // last can keep a waiting process out for the whole tidy.
+                try await Task.sleep(for: .milliseconds(1))
             }
             logger.debug("removed expired sessions", metadata: ["sessions": "\(removed)"])
             return removed
+        } catch is CancellationError {
+            return nil  // the application is shutting down
         } catch MappedKVError.closed {
             return nil  // the application shut down during the tidy
         } catch {

@@ -8,7 +8,7 @@ let package = Package(
     name: "server-bench",
     platforms: [.macOS(.v13)],
     products: [
-        .executable(name: "ServerBench", targets: ["ServerBench"]),
+        .executable(name: "ServerBench", targets: ["ServerBench"])
     ],
     dependencies: [
         .package(name: "vapor-mappedkv", path: "../../Integrations/vapor-mappedkv"),
@@ -27,6 +27,6 @@ let package = Package(
                 .product(name: "FluentSQLiteDriver", package: "fluent-sqlite-driver"),
                 .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
             ]
-        ),
+        )
     ]
 )

@@ -67,7 +67,8 @@ struct Options {
                 guard let provider = Provider(rawValue: name) else {
                     throw Abort(
                         .badRequest,
-                        reason: "--provider must be one of \(Provider.allCases.map(\.rawValue).joined(separator: ", "))")
+                        reason: "--provider must be one of \(Provider.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 self.provider = provider
             case "--dir": directory = try value("--dir")

@@ -137,5 +137,9 @@ import Testing
         let store = try MappedKV(id: "s", directory: dir.path)
         #expect(throws: MappedKVError.self) { try store.sweepStep(from: .start, keyLimit: 0) { _, _ in true } }
         #expect(try store.sweepStep(from: .start) { _, _ in true } == SweepStep(removed: 0, visited: 0, next: nil))
+        for index in 0..<100 { try store.set(Int64(index), forKey: "k\(index)") }
+        // A limit past the store's size is one step over everything, never an overflow.
+        let all = try store.sweepStep(from: .start, keyLimit: .max) { _, _ in false }
+        #expect(all.visited == 100 && all.next == nil)
     }
 }

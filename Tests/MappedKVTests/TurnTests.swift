@@ -32,4 +32,16 @@ import Testing
         // The record is not a key the store's users see as theirs to sweep.
         #expect(try store.sweepStep(from: .start) { _, _ in true }.visited == 0)
     }
+
+    @Test func extremeLeasesAndDamagedRecordsNeverTrap() throws {
+        let dir = TemporaryDirectory("turns-extreme")
+        let store = try MappedKV(id: "t", directory: dir.path)
+        #expect(try store.beginTurn("long", minimumInterval: .seconds(Int64.max), lease: .seconds(Int64.max)))
+        #expect(try !store.beginTurn("long", minimumInterval: .zero, lease: .zero, force: true))
+        // A record with numbers at the ends of Int64's range, as damage or another program may leave.
+        try store.set("-9223372036854775808 -9223372036854775808", forKey: MappedKV.turnKey("odd"))
+        #expect(try store.beginTurn("odd", minimumInterval: .seconds(60), lease: .seconds(60)))
+        try store.set("garbage", forKey: MappedKV.turnKey("bad"))
+        #expect(try store.beginTurn("bad", minimumInterval: .seconds(60), lease: .seconds(60)))
+    }
 }

@@ -12,7 +12,8 @@ extension MappedKV {
     static func turnKey(_ name: String) -> String { "\u{1}mappedkv.turn." + name }
 
     /// Takes the turn named `name` if it is free: nobody holds it with a lease that is still
-    /// running and, unless `force` is set, the last turn finished at least `minimumInterval` ago.
+    /// running and, unless `force` is set, the last turn finished at least `minimumInterval` ago
+    /// (a turn never taken is free).
     ///
     /// Every process of a store that tidies it on a timer calls this first and does the work only
     /// when it returns true, then calls ``endTurn(_:)``: one process does the work at a time, and
@@ -45,8 +46,13 @@ extension MappedKV {
             let now = Self.wallClockMilliseconds(configuration.clock)
             let record = TurnRecord(try string(forKey: key))
             guard record.leaseEnd <= now else { return false }
-            guard force || now - record.lastFinished >= Self.milliseconds(minimumInterval) else { return false }
-            let taken = TurnRecord(leaseEnd: now + Self.milliseconds(lease), lastFinished: record.lastFinished)
+            // Saturating: a record is bytes in a file, and a lease may be given as long as it likes.
+            let sinceLast = now.subtractingReportingOverflow(record.lastFinished)
+            let waited = sinceLast.overflow ? (record.lastFinished < 0 ? Int64.max : Int64.min) : sinceLast.partialValue
+            let neverTaken = record.lastFinished == 0
+            guard force || neverTaken || waited >= Self.milliseconds(minimumInterval) else { return false }
+            let end = now.addingReportingOverflow(Self.milliseconds(lease))
+            let taken = TurnRecord(leaseEnd: end.overflow ? .max : end.partialValue, lastFinished: record.lastFinished)
             try setTurn(taken, forKey: key)
             return true
         }

@@ -42,7 +42,9 @@ extension KeyIndex {
     /// The end of the hash range that starts at `lo` and holds about `keys` keys, if hashes are
     /// spread evenly (they are: the hash is seeded and mixes every key byte).
     func hashRangeEnd(from lo: UInt64, holdingAbout keys: Int) -> UInt64 {
-        let width = count == 0 ? Self.hashSpace : max(1, Self.hashSpace * UInt64(max(keys, 1)) / UInt64(count))
+        // Checked before the product, which would overflow for a limit near `Int.max`.
+        guard keys < count else { return Self.hashSpace }
+        let width = max(1, Self.hashSpace * UInt64(max(keys, 1)) / UInt64(count))
         return min(Self.hashSpace, lo + width)
     }
 }

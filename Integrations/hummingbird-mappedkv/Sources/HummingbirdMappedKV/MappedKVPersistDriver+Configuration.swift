@@ -87,7 +87,8 @@ extension MappedKVPersistDriver {
             guard !namespace.isEmpty else {
                 throw MappedKVPersistError.invalidNamespace(namespace, reason: "it is empty; use nil for none")
             }
-            guard !namespace.contains(":") else {
+            // Bytes, not characters: "x:\u{301}" holds a colon byte that String.contains misses.
+            guard !namespace.utf8.contains(UInt8(ascii: ":")) else {
                 throw MappedKVPersistError.invalidNamespace(
                     namespace, reason: "it holds a colon, which ends a namespace in the stored keys")
             }

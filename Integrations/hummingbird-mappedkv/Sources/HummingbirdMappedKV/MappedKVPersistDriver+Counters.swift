@@ -51,7 +51,7 @@ extension MappedKVPersistDriver {
             let value: Int
             let expiresAt: Int64?
             switch try Self.existing(storedKey, in: transaction, at: now) {
-            case .absent, .expired:
+            case .absent, .expired(_):
                 value = delta
                 expiresAt = expires.map { PersistTime.expiry(after: $0, from: now) }
             case .alive(let kept, let json):

@@ -67,7 +67,9 @@ extension MappedKVPersistDriver {
     /// Whether the stored entry `key` with `payload` is one of this driver's (its key starts with
     /// `prefix`) and has expired at `now`. Values other programs put are never expired.
     static func isExpired(key: String, payload: UnsafeRawBufferPointer, prefix: String, at now: Int64) -> Bool {
-        guard prefix.isEmpty || key.hasPrefix(prefix), let bytes = StoredBytes.value(ofPayload: payload),
+        // Bytes, not characters: hasPrefix compares canonical equivalents and misses a prefix
+        // that a combining mark follows.
+        guard prefix.isEmpty || key.utf8.starts(with: prefix.utf8), let bytes = StoredBytes.value(ofPayload: payload),
             let envelope = PersistEnvelope.parse(bytes)
         else { return false }
         return !envelope.isAlive(at: now)
@@ -105,7 +107,8 @@ extension MappedKVPersistDriver {
     /// down in the reverse of their order, after its HTTP server, so requests in flight finish
     /// before the store closes.
     public func run() async throws {
-        let period = configuration.tidyFrequency
+        // Clamped: a zero interval would spin on the turn, and Task.sleep traps past about 292 years.
+        let period = min(max(configuration.tidyFrequency, .milliseconds(1)), .seconds(86_400 * 365))
         await cancelWhenGracefulShutdown {
             var force = true  // at start, whenever the last turn was
             while !Task.isCancelled {

@@ -106,7 +106,7 @@ public final class MappedKVPersistDriver: PersistDriver {
         let created = try await store.withExclusiveLock { transaction in
             let now = self.now()
             switch try Self.existing(key, in: transaction, at: now) {
-            case .absent, .expired: break
+            case .absent, .expired(_): break
             case .alive, .foreign: return false  // a value this driver cannot read is never overwritten by create
             }
             let expiresAt = expires.map { PersistTime.expiry(after: $0, from: now) }
@@ -124,8 +124,10 @@ public final class MappedKVPersistDriver: PersistDriver {
     /// still wanted: a set racing a `remove` in another process can bring the key back (see the
     /// package README's "Sessions" section).
     ///
-    /// - Parameter expires: how long the value lives. When nil and `key` holds a live value with an
-    ///   expiry time, that time is kept (as the protocol requires); otherwise the value lives for ever.
+    /// - Parameter expires: how long the value lives. When nil and `key` holds a value with an
+    ///   expiry time, that time is kept (as the protocol requires), even when it has passed and
+    ///   the entry is not yet tidied away, as Hummingbird's memory driver does; otherwise the value
+    ///   lives for ever.
     /// - Throws: an `EncodingError` if `value` does not encode as JSON; ``MappedKVError`` for a key
     ///   the store refuses, a value too large, or a driver shut down.
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
@@ -137,9 +139,14 @@ public final class MappedKVPersistDriver: PersistDriver {
             try store.set(PersistEnvelope.encode(json: json, expiresAt: expiresAt), forKey: key)
         } else {
             try await store.withExclusiveLock { transaction in
+                // An expired entry's time is kept too, as Hummingbird's memory driver keeps it: a
+                // session written back just after it expired stays expired instead of living for
+                // ever.
                 var kept: Int64? = nil
-                if case .alive(let expiresAt, _) = try Self.existing(key, in: transaction, at: self.now()) {
-                    kept = expiresAt
+                switch try Self.existing(key, in: transaction, at: self.now()) {
+                case .alive(let expiresAt, _): kept = expiresAt
+                case .expired(let expiresAt): kept = expiresAt
+                case .absent, .foreign: break
                 }
                 try transaction.set(PersistEnvelope.encode(json: json, expiresAt: kept), forKey: key)
             }
@@ -180,12 +187,15 @@ public final class MappedKVPersistDriver: PersistDriver {
         key: String, as: Object.Type
     ) throws -> (object: Object, expiresAt: Int64?, now: Int64)? {
         let key = try storedKey(key)
-        let now = self.now()
+        var now = self.now()
         let found: LiveEntry?
         do {
             // Only the JSON is copied under the handle's lock; it is decoded after, so concurrent
-            // requests of this process decode in parallel.
+            // requests of this process decode in parallel. The time is read here, after the
+            // store caught up: read before, it could be older than a write the read returns,
+            // and the time left would exceed what was set.
             found = try store.withBytes(forKey: key) { bytes -> LiveEntry in
+                now = self.now()
                 guard let envelope = PersistEnvelope.parse(bytes) else { return .foreign }
                 guard envelope.isAlive(at: now) else { return .expired }
                 let json = Data(UnsafeRawBufferPointer(rebasing: bytes[envelope.jsonOffset...]))
@@ -224,8 +234,8 @@ public final class MappedKVPersistDriver: PersistDriver {
         case absent
         /// A live value: its expiry time if it has one, and its JSON.
         case alive(expiresAt: Int64?, json: ArraySlice<UInt8>)
-        /// A value that has expired.
-        case expired
+        /// A value that has expired, and when.
+        case expired(expiresAt: Int64)
         /// Bytes this driver did not write.
         case foreign
     }
@@ -240,7 +250,7 @@ public final class MappedKVPersistDriver: PersistDriver {
         case .failure(let error): throw error
         }
         guard let envelope = stored.withUnsafeBytes({ PersistEnvelope.parse($0) }) else { return .foreign }
-        guard envelope.isAlive(at: now) else { return .expired }
+        guard envelope.isAlive(at: now) else { return .expired(expiresAt: envelope.expiresAt ?? .min) }
         return .alive(expiresAt: envelope.expiresAt, json: stored[envelope.jsonOffset...])
     }
 

@@ -74,7 +74,8 @@ public struct MappedKVRateLimitMiddleware<Context: RequestContext>: RouterMiddle
         precondition(limit >= 1, "a rate limit lets at least one request through")
         self.persist = persist
         self.limit = limit
-        self.window = window
+        // A window of zero or less would expire every counter at once and limit nothing.
+        self.window = max(window, .milliseconds(1))
         self.keyPrefix = keyPrefix
         self.onStoreFailure = onStoreFailure
         self.logger = logger
@@ -89,14 +90,15 @@ public struct MappedKVRateLimitMiddleware<Context: RequestContext>: RouterMiddle
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard let client = clientKey(request, context) else { return try await next(request, context) }
+        let key = keyPrefix + Self.counterKey(of: client)
         let count: (value: Int, timeLeft: Duration?)
         do {
-            count = try await persist.incrementReportingExpiry(key: keyPrefix + client, by: 1, expires: window)
+            count = try await countRequest(key)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             logger.warning(
-                "rate limit not counted: the store failed", metadata: ["client": "\(client)", "error": "\(error)"])
+                "rate limit not counted: the store failed", metadata: ["counter": "\(key)", "error": "\(error)"])
             switch onStoreFailure {
             case .letThrough: return try await next(request, context)
             case .refuse: throw HTTPError(.serviceUnavailable, message: "the rate limit cannot be checked")
@@ -115,5 +117,35 @@ public struct MappedKVRateLimitMiddleware<Context: RequestContext>: RouterMiddle
     static func retryAfterSeconds(_ timeLeft: Duration) -> Int64 {
         let (seconds, attoseconds) = timeLeft.components
         return max(1, seconds + (attoseconds > 0 ? 1 : 0))
+    }
+}
+
+extension MappedKVRateLimitMiddleware {
+    /// The longest client key used as it is in a counter's key; a longer one is hashed, so that a
+    /// client key taken from a request never makes a key the store refuses or a huge entry.
+    static var longestPlainClientKey: Int { 200 }
+
+    /// `client` as it goes into a counter's key: as it is when short, else its length and 64-bit
+    /// FNV-1a hash (the same in every process, unlike Swift's seeded `Hasher`).
+    static func counterKey(of client: String) -> String {
+        let bytes = Array(client.utf8)
+        guard bytes.count > longestPlainClientKey else { return client }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return "#\(bytes.count)-" + String(hash, radix: 16)
+    }
+
+    /// Counts one request under `key`. A value there that is not a counter, or a counter with no
+    /// expiry (set by hand), would make the limit fail open or refuse the client for ever: it is
+    /// replaced by a fresh count for this window.
+    func countRequest(_ key: String) async throws -> (value: Int, timeLeft: Duration?) {
+        do {
+            let count = try await persist.incrementReportingExpiry(key: key, by: 1, expires: window)
+            guard count.timeLeft == nil else { return count }
+        } catch MappedKVPersistError.notACounter(_) {
+            // Replaced below, as a counter that never expires is.
+        }
+        try await persist.remove(key: key)
+        return try await persist.incrementReportingExpiry(key: key, by: 1, expires: window)
     }
 }

@@ -63,6 +63,34 @@ struct RateLimitTests {
         }
     }
 
+    @Test func aLongClientKeyIsCountedUnderItsHash() async throws {
+        // A client key past what the store takes as a key is still counted, never let through.
+        let long = String(repeating: "k", count: 20_000)
+        try await withApp(policy: .letThrough) { client, persist, _ in
+            for _ in 0..<3 {
+                let response = try await Self.get(client, long)
+                #expect(response.status == .ok)
+            }
+            let over = try await Self.get(client, long)
+            #expect(over.status == .tooManyRequests)
+            let key = "rate-limit:" + MappedKVRateLimitMiddleware<BasicRequestContext>.counterKey(of: long)
+            #expect(try await persist.get(key: key, as: Int.self) == 4)
+        }
+    }
+
+    @Test func aCounterOverwrittenByHandIsCountedAfresh() async throws {
+        // A value that is not a counter, or a counter set without an expiry, would make the limit
+        // fail open or refuse the client for ever: it is replaced by this window's count.
+        try await withApp(policy: .refuse) { client, persist, _ in
+            try await persist.set(key: "rate-limit:ada", value: "not a number")
+            #expect(try await Self.get(client, "ada").status == .ok)
+            #expect(try await persist.getWithTTL(key: "rate-limit:ada", as: Int.self)?.object == 1)
+            try await persist.set(key: "rate-limit:bob", value: 99)
+            #expect(try await Self.get(client, "bob").status == .ok)
+            #expect(try await persist.getWithTTL(key: "rate-limit:bob", as: Int.self)?.ttl != nil)
+        }
+    }
+
     @Test func aClosedStoreLetsRequestsThroughByDefault() async throws {
         try await withApp(policy: .letThrough) { client, persist, _ in
             try await persist.shutdown()

@@ -67,9 +67,9 @@ extension Application.Sessions.Provider {
         directory: String, lifetime: Duration, configuration: DiskCacheConfiguration = DiskCacheConfiguration(),
         logger: Logger? = nil
     ) -> Self {
-        .mappedKV(
-            directory: directory,
-            configuration: MappedKVSessionsConfiguration(lifetime: lifetime, cryptKey: configuration.cryptKey))
+        var sessions = MappedKVSessionsConfiguration(lifetime: lifetime, cryptKey: configuration.cryptKey)
+        sessions.legacyCacheConfiguration = configuration
+        return .mappedKV(directory: directory, configuration: sessions)
     }
 
     /// Sessions in the sessions store of the directory of `disk`, lasting `lifetime` after their
@@ -79,8 +79,8 @@ extension Application.Sessions.Provider {
         message: "sessions are records of a store of their own now: use mappedKV(directory:configuration:)"
     )
     public static func mappedKV(_ disk: DiskCache, lifetime: Duration = MappedKVSessions.defaultLifetime) -> Self {
-        .mappedKV(
-            directory: disk.directory,
-            configuration: MappedKVSessionsConfiguration(lifetime: lifetime, cryptKey: disk.configuration.cryptKey))
+        var sessions = MappedKVSessionsConfiguration(lifetime: lifetime, cryptKey: disk.configuration.cryptKey)
+        sessions.legacyCacheConfiguration = disk.configuration
+        return .mappedKV(directory: disk.directory, configuration: sessions)
     }
 }

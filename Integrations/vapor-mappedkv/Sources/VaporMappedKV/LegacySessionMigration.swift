@@ -3,8 +3,8 @@
 // of their lifetime, so an upgrade logs no one out.
 // Invariants: the move runs inside the sessions store's exclusive section and reads the old
 // entries there, so two processes starting at once move each session once; each old entry is
-// removed in the same section as its move, so a session deleted in the new store is never brought
-// back by a later start; a session already in the new store wins over its old entry; only the
+// removed before its move, in the same section, so a session deleted in the new store is never
+// brought back by a later start, even after a kill between the two; a session already in the new store wins over its old entry; only the
 // default namespace has old entries (the first release had no namespaces).
 
 import Foundation
@@ -30,10 +30,7 @@ enum LegacySessionMigration {
         guard configuration.namespace == nil else { return 0 }
         let manifest = URL(fileURLWithPath: directory).appendingPathComponent("manifest").path
         guard FileManager.default.fileExists(atPath: manifest) else { return 0 }
-        let disk = try DiskCache(
-            directory: directory,
-            configuration: DiskCacheConfiguration(cryptKey: configuration.cryptKey, trimInterval: nil),
-            logger: logger)
+        let disk = try openLegacyCache(directory: directory, configuration: configuration, logger: logger)
         defer { disk.close() }
         // A look without the lock first, so that a start with nothing to move (every start after
         // the first) holds nobody's sessions up.
@@ -43,20 +40,47 @@ enum LegacySessionMigration {
             for oldKey in try legacyKeys(in: disk) {
                 let id = SessionID(string: String(oldKey.dropFirst(legacyPrefix.count)))
                 let newKey = records.key(id)
-                if let entry = try disk.entry(forKey: oldKey), try !transaction.contains(newKey),
+                let entry = try disk.entry(forKey: oldKey)
+                // The old entry goes first: a failure or a kill between the two then loses the
+                // session (its user signs in again), where the other order could bring a session
+                // back after a logout, at the next start.
+                try disk.removeValue(forKey: oldKey)
+                if let entry, try !transaction.contains(newKey),
                     let json = String(bytes: entry.value, encoding: .utf8),
                     let remaining = remainingLifetime(of: entry, configuration: configuration)
                 {
                     try transaction.set(json, forKey: newKey, expiresAfter: remaining)
                     moved += 1
                 }
-                try disk.removeValue(forKey: oldKey)
             }
+            try disk.sync()  // the removals outlive a power loss
             return moved
         }
         logger.notice(
             "moved sessions of the first release into the sessions store", metadata: ["sessions": "\(moved)"])
         return moved
+    }
+
+    /// The directory's disk cache, opened as the application's cache may have it open already:
+    /// with the configuration the deprecated providers forwarded (or the sessions' key), and with
+    /// the other inter-process lock when this process holds the directory with that one.
+    static func openLegacyCache(
+        directory: String, configuration: MappedKVSessionsConfiguration, logger: Logger
+    ) throws -> DiskCache {
+        var cacheConfiguration =
+            configuration.legacyCacheConfiguration ?? DiskCacheConfiguration(cryptKey: configuration.cryptKey)
+        cacheConfiguration.trimInterval = nil
+        if let disk = try? DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger) {
+            return disk
+        }
+        // Not an error yet: this process may hold the directory with the other lock.
+        let first = cacheConfiguration.processLock
+        cacheConfiguration.processLock = first == .flock ? .sharedMemory : .flock
+        if let disk = try? DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger) {
+            return disk
+        }
+        cacheConfiguration.processLock = first
+        return try DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger)
     }
 
     /// The keys of the first release's sessions that have not expired.

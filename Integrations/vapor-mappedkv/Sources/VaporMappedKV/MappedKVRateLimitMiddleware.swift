@@ -21,7 +21,8 @@ import Vapor
 /// the next.
 ///
 /// The application's cache must be MappedKV's (`app.caches.use(.mappedKV(directory:))`); the
-/// counters live in it, in its namespace.
+/// counters live in its directory and namespace, in an area of their own that no cache key
+/// reaches. A client key longer than 200 bytes is counted under a hash of it.
 ///
 /// ```swift
 /// import Vapor
@@ -96,7 +97,8 @@ public struct MappedKVRateLimitMiddleware: AsyncMiddleware {
     ) {
         self.limit = limit
         let (seconds, attoseconds) = window.components
-        self.window = .seconds(max(1, seconds + (attoseconds > 0 ? 1 : 0)))
+        let roundedUp = seconds == .max ? seconds : seconds + (attoseconds > 0 ? 1 : 0)
+        self.window = .seconds(max(1, roundedUp))
         self.name = name
         self.storeFailurePolicy = whenStoreFails
         self.clientKey = clientKey
@@ -114,8 +116,8 @@ public struct MappedKVRateLimitMiddleware: AsyncMiddleware {
             guard let cache = request.cache as? MappedKVVaporCache else {
                 throw RateLimitCacheMissing()
             }
-            count = try await cache.increment(
-                "rate-limit/\(name)/\(windowIndex)/\(client)", expiresIn: .seconds(windowSeconds))
+            count = try cache.countRequest(
+                "\(name)/\(windowIndex)/\(Self.counterKey(of: client))", window: .seconds(windowSeconds))
         } catch {
             request.logger.error(
                 "rate limit not counted", metadata: ["limit": "\(name)", "error": "\(String(describing: error))"])
@@ -129,6 +131,43 @@ public struct MappedKVRateLimitMiddleware: AsyncMiddleware {
             throw Abort(.tooManyRequests, headers: ["Retry-After": String(retryAfter)])
         }
         return try await next.respond(to: request)
+    }
+}
+
+extension MappedKVRateLimitMiddleware {
+    /// The longest client key used as it is in a counter's key; a longer one is hashed, so that a
+    /// client key taken from a request never makes a key the cache refuses.
+    static let longestPlainClientKey = 200
+
+    /// `client` as it goes into a counter's key: as it is when short, else its length and 64-bit
+    /// FNV-1a hash (the same in every process, unlike Swift's seeded `Hasher`).
+    static func counterKey(of client: String) -> String {
+        let bytes = Array(client.utf8)
+        guard bytes.count > longestPlainClientKey else { return client }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return "#\(bytes.count)-" + String(hash, radix: 16)
+    }
+}
+
+extension MappedKVVaporCache {
+    /// The area of the rate limit's counters: beside the cache's, in the same directory and
+    /// namespace, but out of reach of every cache key (which all begin with the cache's area), so
+    /// no value an app stores can stand in for a counter.
+    static let rateLimitArea = "vapor.ratelimit"
+
+    /// Counts one request under `key` in the rate limit's area and returns the count so far; a
+    /// counter created now lasts `window`. A value there that is not a counter (left by hand, or
+    /// by an older release) is replaced by a fresh count instead of failing every request.
+    func countRequest(_ key: String, window: Duration) throws -> Int {
+        let counters = JSONEntries(
+            disk: entries.disk, prefix: Self.rateLimitArea + entries.prefix.dropFirst(Self.area.count))
+        do {
+            return try counters.increment(key, by: 1, timeToLive: window)
+        } catch MappedKVVaporError.notACounter {
+            try counters.removeValue(forKey: key)
+            return try counters.increment(key, by: 1, timeToLive: window)
+        }
     }
 }
 

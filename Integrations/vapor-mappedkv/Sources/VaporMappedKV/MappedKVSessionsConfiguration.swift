@@ -4,6 +4,7 @@
 
 import Logging
 import MappedKV
+import MappedKVCache
 
 /// How MappedKV keeps an application's sessions.
 ///
@@ -47,6 +48,9 @@ public struct MappedKVSessionsConfiguration: Sendable {
     /// The clock that decides when a session has expired: the system's by default; tests set one
     /// they move by hand.
     public var clock: ExpiryClock
+    /// How the first release's providers opened the directory's disk cache, which the upgrade
+    /// opens the same way to move the sessions it kept; nil: with ``cryptKey`` and the defaults.
+    var legacyCacheConfiguration: DiskCacheConfiguration?
 
     /// A configuration with the defaults, each of which can be changed by its argument.
     public init(

@@ -4,6 +4,7 @@
 // each opened at most once (one background trim timer, one set of coalesced access times); the
 // first configuration given for a directory's cache is the one it opens with.
 
+import Foundation
 import Logging
 import MappedKV
 import MappedKVCache
@@ -23,8 +24,9 @@ final class OpenDirectories: Sendable {
     func cache(
         directory: String, configuration: DiskCacheConfiguration, logger: Logger
     ) -> Result<DiskCache, MappedKVVaporError> {
-        opened.withLock { opened in
-            if let existing = opened[directory] { return existing }
+        let path = Self.standardized(directory)
+        return opened.withLock { opened in
+            if let existing = opened[path] { return existing }
             let result: Result<DiskCache, MappedKVVaporError>
             do {
                 let disk = try DiskCache(directory: directory, configuration: configuration, logger: logger)
@@ -34,7 +36,7 @@ final class OpenDirectories: Sendable {
                 logger.debug("could not open MappedKV directory", metadata: ["directory": "\(directory)"])
                 result = .failure(.directoryUnavailable(directory: directory, reason: String(describing: error)))
             }
-            opened[directory] = result
+            opened[path] = result
             return result
         }
     }
@@ -44,8 +46,9 @@ final class OpenDirectories: Sendable {
     func sessionsStore(
         directory: String, configuration: MappedKVSessionsConfiguration, logger: Logger
     ) -> Result<MappedKV, MappedKVVaporError> {
-        sessionStores.withLock { stores in
-            if let existing = stores[directory] { return existing }
+        let path = Self.standardized(directory)
+        return sessionStores.withLock { stores in
+            if let existing = stores[path] { return existing }
             let result: Result<MappedKV, MappedKVVaporError>
             do {
                 let store = try SessionRecords.openStore(
@@ -58,9 +61,14 @@ final class OpenDirectories: Sendable {
                     metadata: ["directory": "\(directory)", "error": "\(error)"])
                 result = .failure(.directoryUnavailable(directory: directory, reason: String(describing: error)))
             }
-            stores[directory] = result
+            stores[path] = result
             return result
         }
+    }
+
+    /// `directory` as one key per directory: `/x`, `/x/` and `/x/./` name the same one.
+    static func standardized(_ directory: String) -> String {
+        URL(fileURLWithPath: directory).standardizedFileURL.path
     }
 
     /// Closes every directory and store opened here; later calls on them throw `CacheError.closed`

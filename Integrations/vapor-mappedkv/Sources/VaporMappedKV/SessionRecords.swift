@@ -75,13 +75,17 @@ struct SessionRecords: Sendable {
         try store.removeValue(forKey: key(id))
     }
 
+    /// Session `id` as an error names it: its first six characters, since the whole ID is a
+    /// credential and errors reach logs (and, in development, response bodies).
+    static func redacted(_ id: SessionID) -> String { "session " + id.string.prefix(6) + "…" }
+
     /// `data` as the JSON text a record holds.
     static func encode(_ data: SessionData, id: SessionID) throws -> String {
         do {
             return String(decoding: try JSONEncoder().encode(data), as: UTF8.self)
         } catch {
             throw MappedKVVaporError.valueDoesNotEncode(
-                key: id.string, type: String(reflecting: SessionData.self), reason: String(describing: error))
+                key: redacted(id), type: String(reflecting: SessionData.self), reason: String(describing: error))
         }
     }
 
@@ -91,7 +95,7 @@ struct SessionRecords: Sendable {
             return try JSONDecoder().decode(SessionData.self, from: Data(json.utf8))
         } catch {
             throw MappedKVVaporError.valueDoesNotDecode(
-                key: id.string, type: String(reflecting: SessionData.self), reason: String(describing: error))
+                key: redacted(id), type: String(reflecting: SessionData.self), reason: String(describing: error))
         }
     }
 

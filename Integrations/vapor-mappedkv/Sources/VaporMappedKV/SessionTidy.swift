@@ -5,6 +5,7 @@
 // ended by the process that took it, or lapses after its lease if that process dies; shutdown
 // cancels the task and waits for it before the store closes.
 
+import Dispatch
 import Logging
 import MappedKV
 import Synchronization
@@ -41,7 +42,16 @@ final class SessionTidy: LifecycleHandler, Sendable {
     func didBootAsync(_ application: Application) async throws { start() }
 
     func shutdown(_ application: Application) {
-        task.withLock { $0.take() }?.cancel()
+        guard let running = task.withLock({ $0.take() }) else { return }
+        running.cancel()
+        // The stores close after this returns: wait for the step in flight (a few milliseconds)
+        // and the end of the turn, so neither runs on a closing store.
+        let finished = DispatchSemaphore(value: 0)
+        Task.detached {
+            await running.value
+            finished.signal()
+        }
+        finished.wait()
     }
 
     func shutdownAsync(_ application: Application) async {

@@ -127,6 +127,34 @@ struct CounterTests {
         }
     }
 
+    @Test("no cache key reaches the rate limit's counters, and a long client key is counted under its hash")
+    func rateLimitCountersAreOutOfReach() async throws {
+        let directory = try TestDirectory()
+        defer { directory.remove() }
+        let windowIndex = Int(Date().timeIntervalSince1970) / 60
+        let long = String(repeating: "k", count: 20_000)
+        let limit = MappedKVRateLimitMiddleware(
+            limit: 2, per: .seconds(60), name: "test", whenStoreFails: .allow,
+            clientKey: { $0.headers.first(name: "X-Client") == "long" ? long : "a" })
+        try await withCounterApp(directory: directory.path, clock: ManualClock(), limit: limit) { app async throws in
+            // What the first version counted under: a value there must not switch the limit off.
+            for index in windowIndex...(windowIndex + 1) {
+                try await app.cache.set("rate-limit/test/\(index)/a", to: ["not": "a counter"])
+                try await app.cache.set("test/\(index)/a", to: ["not": "a counter"])
+            }
+            for client in ["a", "long"] {
+                var statuses: [UInt] = []
+                for _ in 0..<3 {
+                    let res = try await app.testing().sendRequest(.GET, "limited") { req in
+                        req.headers.replaceOrAdd(name: "X-Client", value: client)
+                    }
+                    statuses.append(res.status.code)
+                }
+                #expect(statuses.prefix(2) == [200, 200] && statuses.last == 429, "\(client): \(statuses)")
+            }
+        }
+    }
+
     @Test("when the count cannot be kept, the rate limit lets requests through or answers 503, as told")
     func rateLimitStoreFailure() async throws {
         let directory = try TestDirectory()

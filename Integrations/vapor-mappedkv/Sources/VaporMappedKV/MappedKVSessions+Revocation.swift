@@ -55,7 +55,8 @@ extension MappedKVSessions {
         var found: [SessionID] = []
         var cursor: SweepCursor? = .start
         while let from = cursor {
-            let step = try records.store.sweepStep(from: from) { storeKey, payload in
+            // Small steps: each decodes the JSON of every session it looks at, under the lock.
+            let step = try records.store.sweepStep(from: from, keyLimit: 256) { storeKey, payload in
                 guard storeKey.hasPrefix(prefix), let json = try? String(payload: payload),
                     let data = try? JSONDecoder().decode(SessionData.self, from: Data(json.utf8)),
                     data[key] == value

@@ -98,12 +98,12 @@ struct JournalSection {
     }
 
     /// `journal`, or for one that parses and would grow the data file past the cap, the same
-    /// journal with the file size capped (and its CRC set again); see also ``KnownFindings``.
+    /// journal with the file size capped (and its CRC set again).
     private static func capped(_ journal: [UInt8]) -> [UInt8] {
         guard var parsed = WriteBackJournal(parsing: journal) else { return journal }
         let regionEnd = 4 + parsed.region.count
         let limit = UInt64(regionEnd + fileSizeSlack)
-        let fileSize = KnownFindings.raisesJournalFileSize(parsed.fileSize % (limit + 1), regionEnd: regionEnd)
+        let fileSize = parsed.fileSize % (limit + 1)
         guard fileSize != parsed.fileSize else { return journal }
         parsed.fileSize = fileSize
         return parsed.serialized

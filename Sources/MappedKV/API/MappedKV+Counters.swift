@@ -38,21 +38,10 @@ extension MappedKV {
         if seconds != nil, !isKeyExpiryEnabled {
             throw .invalidArgument("a counter's window needs key expiry enabled on the store")
         }
-        return try exclusively { () throws(MappedKVError) -> Int64 in
+        return try exclusively { _ throws(MappedKVError) -> Int64 in
             try withCore { (core) throws(MappedKVError) -> Int64 in
                 try core.increment(key, by: delta, window: seconds)
             }
-        }
-    }
-
-    /// Runs `body` in the store's exclusive section, rethrowing the store's errors as they are.
-    func exclusively<R>(_ body: () throws(MappedKVError) -> R) throws(MappedKVError) -> R {
-        do {
-            return try withExclusiveLock { _ throws(MappedKVError) -> R in try body() }
-        } catch let error as MappedKVError {
-            throw error
-        } catch {
-            throw .invalidArgument("\(error)")
         }
     }
 }

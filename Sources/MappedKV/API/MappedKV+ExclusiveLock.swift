@@ -159,4 +159,16 @@ extension MappedKV {
         // Not nil: set just above, and taken only by the deferred block.
         return try body(transaction.unsafelyUnwrapped)
     }
+
+    /// ``withExclusiveLock(_:)`` for the package's own sections, whose bodies throw only the
+    /// store's errors: those come out as they are, with their type.
+    func exclusively<R>(_ body: (Transaction) throws(MappedKVError) -> R) throws(MappedKVError) -> R {
+        do {
+            return try withExclusiveLock { (transaction) throws(MappedKVError) -> R in try body(transaction) }
+        } catch let error as MappedKVError {
+            throw error
+        } catch {
+            throw .invalidArgument("\(error)")
+        }
+    }
 }

@@ -35,16 +35,10 @@ extension MappedKV {
             if let keyExpiry = configuration.keyExpiry { try applyKeyExpiryAtOpen(keyExpiry) }
             return
         }
-        do {
-            try withExclusiveLock { (transaction) throws(MappedKVError) in
-                let check = try Self.checkKind(kind, of: transaction, id: location.id)
-                if let keyExpiry = configuration.keyExpiry { try applyKeyExpiryAtOpen(keyExpiry) }
-                try mark(transaction, as: kind, check)
-            }
-        } catch let error as MappedKVError {
-            throw error
-        } catch {
-            throw .invalidArgument("\(error)")
+        try exclusively { (transaction) throws(MappedKVError) in
+            let check = try Self.checkKind(kind, of: transaction, id: location.id)
+            if let keyExpiry = configuration.keyExpiry { try applyKeyExpiryAtOpen(keyExpiry) }
+            try mark(transaction, as: kind, check)
         }
     }
 

@@ -76,7 +76,7 @@ extension MappedKV {
             throw .invalidArgument("a sweep step's key limit must be at least 1, not \(keyLimit)")
         }
         guard cursor.nextHash < KeyIndex.hashSpace else { return SweepStep(removed: 0, visited: 0, next: nil) }
-        let outcome = try exclusively { () throws(MappedKVError) -> StoreCore.SweepOutcome in
+        let outcome = try exclusively { _ throws(MappedKVError) -> StoreCore.SweepOutcome in
             try withCore { (core) throws(MappedKVError) -> StoreCore.SweepOutcome in
                 try core.sweepStep(from: cursor.nextHash, keyLimit: keyLimit, shouldRemove)
             }

@@ -42,7 +42,7 @@ extension MappedKV {
         _ name: String, minimumInterval: Duration, lease: Duration, force: Bool = false
     ) throws(MappedKVError) -> Bool {
         let key = Self.turnKey(name)
-        return try exclusively { () throws(MappedKVError) -> Bool in
+        return try exclusively { _ throws(MappedKVError) -> Bool in
             let now = Self.wallClockMilliseconds(configuration.clock)
             let record = TurnRecord(try string(forKey: key))
             guard record.leaseEnd <= now else { return false }
@@ -62,7 +62,7 @@ extension MappedKV {
     /// process: the lease ends now, and the turn counts as finished now.
     public func endTurn(_ name: String) throws(MappedKVError) {
         let key = Self.turnKey(name)
-        try exclusively { () throws(MappedKVError) in
+        try exclusively { _ throws(MappedKVError) in
             let now = Self.wallClockMilliseconds(configuration.clock)
             try setTurn(TurnRecord(leaseEnd: 0, lastFinished: now), forKey: key)
         }

@@ -70,17 +70,15 @@ enum LegacySessionMigration {
         var cacheConfiguration =
             configuration.legacyCacheConfiguration ?? DiskCacheConfiguration(cryptKey: configuration.cryptKey)
         cacheConfiguration.trimInterval = nil
-        if let disk = try? DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger) {
+        do {
+            return try DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger)
+        } catch let first {
+            // Not an error yet: this process may hold the directory with the other lock.
+            cacheConfiguration.processLock = cacheConfiguration.processLock == .flock ? .sharedMemory : .flock
+            guard let disk = try? DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger)
+            else { throw first }
             return disk
         }
-        // Not an error yet: this process may hold the directory with the other lock.
-        let first = cacheConfiguration.processLock
-        cacheConfiguration.processLock = first == .flock ? .sharedMemory : .flock
-        if let disk = try? DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger) {
-            return disk
-        }
-        cacheConfiguration.processLock = first
-        return try DiskCache(directory: directory, configuration: cacheConfiguration, logger: logger)
     }
 
     /// The keys of the first release's sessions that have not expired.

@@ -24,20 +24,8 @@ final class OpenDirectories: Sendable {
     func cache(
         directory: String, configuration: DiskCacheConfiguration, logger: Logger
     ) -> Result<DiskCache, MappedKVVaporError> {
-        let path = Self.standardized(directory)
-        return opened.withLock { opened in
-            if let existing = opened[path] { return existing }
-            let result: Result<DiskCache, MappedKVVaporError>
-            do {
-                let disk = try DiskCache(directory: directory, configuration: configuration, logger: logger)
-                logger.debug("opened MappedKV directory", metadata: ["directory": "\(directory)"])
-                result = .success(disk)
-            } catch {
-                logger.debug("could not open MappedKV directory", metadata: ["directory": "\(directory)"])
-                result = .failure(.directoryUnavailable(directory: directory, reason: String(describing: error)))
-            }
-            opened[path] = result
-            return result
+        Self.entry(for: directory, in: opened, named: "MappedKV directory", failureLevel: .debug, logger: logger) {
+            try DiskCache(directory: directory, configuration: configuration, logger: logger)
         }
     }
 
@@ -46,22 +34,32 @@ final class OpenDirectories: Sendable {
     func sessionsStore(
         directory: String, configuration: MappedKVSessionsConfiguration, logger: Logger
     ) -> Result<MappedKV, MappedKVVaporError> {
-        let path = Self.standardized(directory)
-        return sessionStores.withLock { stores in
-            if let existing = stores[path] { return existing }
-            let result: Result<MappedKV, MappedKVVaporError>
+        Self.entry(
+            for: directory, in: sessionStores, named: "MappedKV sessions store", failureLevel: .error, logger: logger
+        ) {
+            try SessionRecords.openStore(directory: directory, configuration: configuration, logger: logger)
+        }
+    }
+
+    /// `table`'s entry for `directory`, made by `open` (and logged) the first time it is asked for.
+    private static func entry<Value: Sendable>(
+        for directory: String, in table: borrowing Mutex<[String: Result<Value, MappedKVVaporError>]>,
+        named what: String, failureLevel: Logger.Level, logger: Logger, open: () throws -> Value
+    ) -> Result<Value, MappedKVVaporError> {
+        let path = standardized(directory)
+        return table.withLock { table in
+            if let existing = table[path] { return existing }
+            let result: Result<Value, MappedKVVaporError>
             do {
-                let store = try SessionRecords.openStore(
-                    directory: directory, configuration: configuration, logger: logger)
-                logger.debug("opened the MappedKV sessions store", metadata: ["directory": "\(directory)"])
-                result = .success(store)
+                result = .success(try open())
+                logger.debug("opened the \(what)", metadata: ["directory": "\(directory)"])
             } catch {
-                logger.error(
-                    "could not open the MappedKV sessions store",
+                logger.log(
+                    level: failureLevel, "could not open the \(what)",
                     metadata: ["directory": "\(directory)", "error": "\(error)"])
                 result = .failure(.directoryUnavailable(directory: directory, reason: String(describing: error)))
             }
-            stores[path] = result
+            table[path] = result
             return result
         }
     }

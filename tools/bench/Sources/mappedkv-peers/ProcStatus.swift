@@ -41,6 +41,25 @@ struct ResidentMemory {
         return total
     }
 
+    /// The kilobytes of this process's pages no other process maps, anonymous or file-backed
+    /// (`Private_Clean` plus `Private_Dirty` in `/proc/self/smaps_rollup`): what the process adds to
+    /// the machine beyond pages it shares, such as another process's copy of a store's files.
+    static func privateKiB() throws -> Int {
+        let text = try readProcFile("/proc/self/smaps_rollup")
+        var total = 0
+        var found = 0
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, fields[0] == "Private_Clean:" || fields[0] == "Private_Dirty:",
+                let kilobytes = Int(fields[1])
+            else { continue }
+            total += kilobytes
+            found += 1
+        }
+        guard found == 2 else { throw BenchError("/proc/self/smaps_rollup has no Private_Clean or Private_Dirty line") }
+        return total
+    }
+
     /// The whole text of a /proc file. They report a size of 0, so this reads until end of file
     /// (Foundation's `String(contentsOfFile:)` stops after the first read of /proc/self/smaps).
     private static func readProcFile(_ path: String) throws -> String {

@@ -2,24 +2,29 @@ import ArgumentParser
 import Foundation
 
 /// `mappedkv-peers`: MappedKV against SQLite, LMDB and UserDefaults on `mappedkv bench`'s
-/// workloads, (`--scaling`) MappedKV alone at growing N, or (`--cache`) MappedKVCache against other
-/// disk cache designs.
+/// workloads, (`--scaling`) MappedKV alone at growing N, (`--open-scaling`) the cost of opening a
+/// store and a process's memory as the store grows, beside LMDB and MMKV, or (`--cache`)
+/// MappedKVCache against other disk cache designs.
 @main
 struct PeersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mappedkv-peers",
         abstract:
-            "Time MappedKV against SQLite, LMDB and UserDefaults, MappedKV's scaling with N, or MappedKVCache's caches.",
+            "Time MappedKV against SQLite, LMDB and UserDefaults, MappedKV's scaling with N, its open cost with N, or MappedKVCache's caches.",
         discussion: """
             Runs set_int32, set_string, get_int32, get_string, remove and reopen_load (the workloads of \
             `mappedkv bench`) on every store, --runs rounds alternating the stores, and prints Markdown tables \
             of the medians and of the ratios to MappedKV. With --scaling, runs MappedKV alone at each N of \
-            --scaling-n. With --cache, compares MappedKVCache's DiskCache with a SQLite + files cache \
+            --scaling-n. With --open-scaling, times at each N of --sizes the open and first get in a running \
+            process and in a fresh one, a second process's memory, steady-state gets and sets and a reader's first \
+            get after another process compacted the store, for MappedKV (multi-process), LMDB and, through \
+            --mmkv-driver, MMKV. With --cache, compares MappedKVCache's DiskCache with a SQLite + files cache \
             (YYKVStorage's design), a file-per-entry cache (PINDiskCache's design) and, for 1 MiB values, plain \
             files, times its MemoryCache at its count limit and its Cache's memory hits, and prints its targets as \
             ratios against baselines timed in the same rounds (a dictionary behind a mutex, a multi-process MappedKV \
             store, the CRC-32 alone). Build in release (tools/bench.sh does).
-            """)
+            """,
+        subcommands: [OpenScalingChild.self])
 
     @Option(help: "Keys per workload.")
     var n = 100_000
@@ -40,6 +45,22 @@ struct PeersCommand: ParsableCommand {
     var scaling = false
     @Option(help: "With --scaling: the comma-separated N values.", transform: Self.parseSizes)
     var scalingN: [Int] = [10_000, 100_000, 1_000_000]
+    @Flag(help: "Measure the open cost and a process's memory as the store grows (MappedKV, LMDB, MMKV).")
+    var openScaling = false
+    @Option(help: "With --open-scaling: the comma-separated N values.", transform: Self.parseSizes)
+    var sizes: [Int] = [10_000, 100_000, 1_000_000, 10_000_000]
+    @Option(
+        help:
+            "With --open-scaling: an MMKV driver (fill, open-get, get-bench, set-bench subcommands) for an MMKV column."
+    )
+    var mmkvDriver: String?
+    @Option(help: "With --open-scaling: open MappedKV's stores with a persisted index file (on) or without (off).")
+    var indexFile: IndexFileOption = .off
+    @Option(
+        help:
+            "With --open-scaling: the mappedkv tool for MappedKV's fresh processes. Default: the one beside this executable (build it with --product mappedkv)."
+    )
+    var mappedkvCli: String?
     @Flag(help: "Compare disk and memory caches (MappedKVCache and its peers) instead of stores.")
     var cache = false
     @Option(
@@ -119,6 +140,10 @@ struct PeersCommand: ParsableCommand {
         guard changesPuts > 0 else { throw ValidationError("--changes-puts must be positive") }
         guard largeCount > 0 else { throw ValidationError("--large-count must be positive") }
         guard !(cache && scaling) else { throw ValidationError("--cache and --scaling are separate runs") }
+        guard !openScaling || !(cache || scaling || collections || collectionsChanges) else {
+            throw ValidationError("--open-scaling is a run of its own")
+        }
+        try indexFile.validate()
         guard ["wall", "cpu"].contains(clock) else { throw ValidationError("--clock must be wall or cpu") }
     }
 
@@ -133,6 +158,7 @@ struct PeersCommand: ParsableCommand {
                 return
             }
             setenv(Clock.environmentVariable, clock, 1)  // before the first reading fixes Clock.id
+            setenv(IndexFileOption.environmentVariable, indexFile.rawValue, 1)  // likewise, children inherit it
             try measure()
         } catch {
             FileHandle.standardError.write(Data("mappedkv-peers: \(error)\n".utf8))
@@ -168,6 +194,17 @@ struct PeersCommand: ParsableCommand {
                 .run(progress: progress)
             print(results.markdown(machine: machine))
             if let svg { try CacheChart.render(results, machine: machine).write(to: svg) }
+        } else if openScaling {
+            let kinds = OpenScalingKind.allCases.filter { kind in stores.contains { $0.rawValue == kind.rawValue } }
+            guard !kinds.isEmpty || mmkvDriver != nil else {
+                throw BenchError("--open-scaling runs mappedkv and lmdb from --stores, and --mmkv-driver")
+            }
+            let driver = mmkvDriver.map(MMKVDriver.init(path:))
+            try driver?.validate()
+            let openScaling = OpenScaling(
+                sizes: sizes, runs: runs, root: directory, kinds: kinds, mmkv: driver, cli: try mappedkvTool(),
+                indexFile: indexFile)
+            print(try openScaling.run(progress: progress).markdown(machine: machine))
         } else if scaling {
             let results = try Scaling(sizes: scalingN, runs: runs, root: directory).run(progress: progress)
             print(results.markdown(machine: machine))
@@ -180,5 +217,20 @@ struct PeersCommand: ParsableCommand {
             if let svg { try PeerChart.render(results, machine: machine).write(to: svg) }
         }
         if let svg { progress("chart written to \(svg)") }
+    }
+
+    /// The `mappedkv` tool `--mappedkv-cli` names, or the one built beside this executable.
+    private func mappedkvTool() throws -> String {
+        let path =
+            try mappedkvCli
+            ?? URL(fileURLWithPath: OpenScalingChild.executable()).deletingLastPathComponent()
+            .appendingPathComponent("mappedkv").path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw BenchError(
+                "no mappedkv tool at \(path): build it into this executable's directory with "
+                    + "`swift build -c release --package-path tools/bench --scratch-path tools/bench/.build --product mappedkv`, "
+                    + "or pass --mappedkv-cli")
+        }
+        return path
     }
 }

@@ -19,9 +19,15 @@ enum IndexFileOption: String, CaseIterable, ExpressibleByArgument {
         getenv(environmentVariable).flatMap { IndexFileOption(rawValue: String(cString: $0)) } ?? .off
 
     /// Whether this build of MappedKV can open a store with an index file. It cannot until
-    /// `Configuration` has `usesIndexFile`; when it does, this turns true and
-    /// ``OpenScalingVariant/configuration`` sets the property from ``current``.
+    /// `Configuration` has `usesIndexFile`. Wiring it is three edits, all in this file: this turns
+    /// true, ``OpenScalingVariant/configuration`` passes `usesIndexFile: current == .on`, and
+    /// ``toolArguments`` gives `--no-index-file` for `off`. Both choices are set explicitly, since
+    /// the index file is meant to be on by default.
     static let isAvailable = false
+
+    /// The `mappedkv` tool's arguments that open a store as this choice says, for MappedKV's
+    /// fresh processes: none while the library has no index file.
+    var toolArguments: [String] { [] }
 
     /// Fails for `on` in a build without the option, so that a run never reports figures without
     /// an index file under a heading that says it had one.

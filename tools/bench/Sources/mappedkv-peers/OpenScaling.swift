@@ -130,9 +130,8 @@ struct OpenScaling {
                     cli,
                     [
                         "get", "--root", directory, "--id", MappedKVStore<OpenScalingVariant>.storeID,
-                        "--multi-process",
-                        "--type", "int32", key,
-                    ]
+                        "--multi-process", "--type", "int32",
+                    ] + indexFile.toolArguments + [key]
                 )
             }
             (floorExecutable, floor) = (cli, ["--version"])

@@ -42,7 +42,7 @@ enum OpenScalingMetric: String, CaseIterable {
         switch self {
         case .getSequential, .getRandom, .set: Format.grouped(value)
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction:
-            value < 1 ? Format.fixed(value, 3) : Format.fixed(value, value < 100 ? 2 : 0)
+            value < 1 ? Format.fixed(value, 3) : value < 100 ? Format.fixed(value, 2) : Format.grouped(value)
         default: Format.fixed(value, 2)
         }
     }

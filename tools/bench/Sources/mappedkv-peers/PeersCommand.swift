@@ -11,6 +11,9 @@ struct PeersCommand: ParsableCommand {
         commandName: "mappedkv-peers",
         abstract:
             "Time MappedKV against SQLite, LMDB and UserDefaults, MappedKV's scaling with N, its open cost with N, or MappedKVCache's caches.",
+        // The only subcommand is hidden (the open-scaling bench's children): the usage line says
+        // so rather than ArgumentParser's "<options> <subcommand>".
+        usage: "mappedkv-peers [<options>]",
         discussion: """
             Runs set_int32, set_string, get_int32, get_string, remove and reopen_load (the workloads of \
             `mappedkv bench`) on every store, --runs rounds alternating the stores, and prints Markdown tables \

@@ -31,8 +31,10 @@ struct PeersCommand: ParsableCommand {
 
     @Option(help: "Keys per workload.")
     var n = 100_000
-    @Option(help: "Rounds; the tables quote the median.")
-    var runs = 5
+    @Option(name: .customLong("runs"), help: "Rounds; the tables quote the median. Default: 5; 3 with --open-scaling.")
+    var runsOption: Int?
+    /// --open-scaling builds stores of up to 10^7 keys, so it runs fewer rounds unless told.
+    var runs: Int { runsOption ?? (openScaling ? 3 : 5) }
     @Option(
         help:
             "Directory for the stores: each gets a fresh subdirectory, removed after its round. Default: a new directory in /tmp, removed at the end."

@@ -82,11 +82,12 @@ struct BadArgumentTests {
             try CLI.succeed(["apply", "--create"] + store, stdin: "set-string name special id\n")
 
             #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["specialCharacter"])
+            // The data file, the meta file and the index file (docs/FORMAT.md 12), all named by the hash.
             let files = try FileManager.default.contentsOfDirectory(atPath: root + "/specialCharacter").sorted()
-            #expect(files.count == 2, "\(files)")
+            #expect(files.count == 3, "\(files)")
             let name = try #require(files.first)
             #expect(name.count == 32 && name.allSatisfy { "0123456789abcdef".contains($0) }, "\(files)")
-            #expect(files.last == name + ".crc")
+            #expect(files == [name, name + ".crc", name + ".index"])
             // MMKV names the files by the MD5 of the ID's UTF-8 bytes: md5("a/b:c").
             #expect(name == "42d7d68ba871aeb78a438f04d0f1f19c")
 
@@ -110,7 +111,7 @@ struct BadArgumentTests {
             try CLI.succeed(["set", "--create"] + CLI.store(root, id) + ["k", "v"])
             #expect(try FileManager.default.contentsOfDirectory(atPath: root) == ["specialCharacter"])
             let files = try FileManager.default.contentsOfDirectory(atPath: root + "/specialCharacter")
-            #expect(files.count == 2 && files.allSatisfy { $0.hasPrefix(files.min()!) }, "\(files)")
+            #expect(files.count == 3 && files.allSatisfy { $0.hasPrefix(files.min()!) }, "\(files)")
             #expect(try CLI.succeed(["get", "--type", "string"] + CLI.store(root, id) + ["k"]).stdout == "v\n")
 
             try CLI.succeed(["set", "--create"] + CLI.store(root, "plain-id.1") + ["k", "v"])

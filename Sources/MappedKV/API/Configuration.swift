@@ -126,6 +126,13 @@ public struct Configuration: Sendable {
     /// on every write, or also at an interval (``Durability``). Every open of a store in one
     /// process shares the first open's level.
     public var durability: Durability
+    /// Keep an index file beside the store (`<data file>.index`, the default), so that an open
+    /// adopts the index it holds instead of decoding the whole log, or false for a store that
+    /// must be exactly its two MMKV files: then nothing reads or writes that file. The file is
+    /// checked before it is used and never changes a value a read returns (docs/FORMAT.md 12);
+    /// a writable open writes it after decoding the log and when it closes. Every open of a
+    /// store in one process shares the first open's choice.
+    public var usesIndexFile: Bool
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,
     /// creating it if it does not exist.
@@ -134,9 +141,10 @@ public struct Configuration: Sendable {
         cryptKey: CryptKey? = nil, clock: ExpiryClock = .system, recoveryHandler: RecoveryHandler? = nil,
         comparesBeforeSet: Bool = false, keyExpiry: Duration? = nil, createsIfMissing: Bool = true,
         processLock: ProcessLock = .flock, storeKind: StoreKind? = nil, metrics: MetricsOptions? = nil,
-        durability: Durability = .atSync,
+        durability: Durability = .atSync, usesIndexFile: Bool = true,
         treatsStoreAsPlain: Bool = false
     ) {
+        self.usesIndexFile = usesIndexFile
         self.treatsStoreAsPlain = treatsStoreAsPlain
         self.metrics = metrics
         self.durability = durability

@@ -21,6 +21,10 @@ public struct StoreLocation: Equatable, Hashable, Sendable {
     /// The path of the shared-memory lock file (`<data file>.lock`), which exists while the store
     /// is shared with ``ProcessLock/sharedMemory`` (docs/FORMAT.md 6.6).
     public var lockPath: String { dataPath + ".lock" }
+    /// The path of the index file (`<data file>.index`): a snapshot of the store's key index that
+    /// lets an open skip decoding the log (docs/FORMAT.md section 12). Derived data: deleting it
+    /// loses nothing.
+    public var indexPath: String { dataPath + ".index" }
 
     /// The characters that make MMKV hash an ID into a file name.
     static let specialCharacters: Set<Character> = ["\\", "/", ":", "*", "?", "\"", "<", ">", "|"]

@@ -29,6 +29,9 @@ package struct KeyHasher: Sendable {
         self.wordKey = Self.fold(seed ^ Self.k2, Self.k3) | 1
     }
 
+    /// The seed, for a table that is stored and later hashed into again (docs/FORMAT.md 12).
+    package var storedSeed: UInt64 { seed }
+
     // Odd 64-bit constants with well-mixed bits (digits of pi and e, forced odd).
     private static let k0: UInt64 = 0x243F_6A88_85A3_08D3
     private static let k1: UInt64 = 0x1319_8A2E_0370_7345 | 1

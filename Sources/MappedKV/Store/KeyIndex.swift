@@ -82,6 +82,17 @@ struct KeyIndex {
         }
     }
 
+    /// An index over `buckets` as an index file stored them (docs/FORMAT.md 12), filed with the
+    /// hash of `hasher`; the caller has checked that the counts are the buckets' own.
+    init(restoring buckets: [Entry], hasher: KeyHasher, count: Int, repairedCount: Int, recordBytes: Int) {
+        self.hasher = hasher
+        entries = buckets
+        homeShift = Self.homeShift(bucketCount: buckets.count)
+        self.count = count
+        self.repairedCount = repairedCount
+        self.recordBytes = recordBytes
+    }
+
     /// The shift that maps 31-bit hashes onto `bucketCount` buckets (a power of two).
     private static func homeShift(bucketCount: Int) -> UInt32 {
         bucketCount > 1 ? 31 - UInt32(truncatingIfNeeded: bucketCount.trailingZeroBitCount) : 31

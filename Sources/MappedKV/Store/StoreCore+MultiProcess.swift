@@ -187,7 +187,7 @@ extension StoreCore {
             ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)
         switch try StoreLoader.load(
             files, key: key, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: access, policy: policy,
-            logger: logger)
+            indexFile: indexFilePath, logger: logger)
         {
         case .loaded(let state):
             try adopt(state, files)
@@ -196,7 +196,7 @@ extension StoreCore {
             defer { releaseLock(.exclusive) }
             let outcome = try StoreLoader.load(
                 files, key: key, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: .exclusive,
-                policy: policy, logger: logger)
+                policy: policy, indexFile: indexFilePath, logger: logger)
             guard case .loaded(let state) = outcome else {
                 throw .corrupted(id: location.id, reason: .interruptedWriteBack)
             }

@@ -116,6 +116,11 @@ final class StoreCore {
     /// Where write-backs and catch-ups are counted: the metrics of the first handle in this
     /// process that asked for them (``Configuration/metrics``); nil counts nothing.
     var metrics: StoreMetrics?
+    /// How the last load got its index (the index file, or decoding the log).
+    var indexOutcome = IndexedLoad.Outcome.decoded
+    /// The state the index file describes, as far as this instance knows: the one it last wrote
+    /// or adopted; nil when unknown.
+    var indexFileStamp: MetaStamp?
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.
@@ -140,7 +145,7 @@ final class StoreCore {
         let policy = StoreLoader.DamagePolicy.consult(configuration.recoveryHandler)
         let outcome = try StoreLoader.load(
             files, key: configuration.cryptKey, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: access,
-            policy: policy, logger: logger)
+            policy: policy, indexFile: configuration.usesIndexFile ? location.indexPath : nil, logger: logger)
         guard case .loaded(var state) = outcome else {
             throw .corrupted(id: location.id, reason: .interruptedWriteBack)
         }
@@ -154,6 +159,7 @@ final class StoreCore {
         self.observedStamp = ObservedStamp(page: files.metaStructMapping())
         try adopt(state, files)
         try ensureCheckpoints(files)
+        if state.indexOutcome == .decoded { writeIndexFileIfStale(files) }
         // What the open found counts as flushed, unless it stored a repair of the meta's size.
         if flushedStamp == nil, state.region.repair == nil { flushedStamp = files.metaStamp() }
         try systemCall { () throws(SystemError) in
@@ -170,6 +176,7 @@ final class StoreCore {
 
     /// Takes over a loaded state, writing it back first if it is a recovery the files do not hold.
     func adopt(_ state: StoreLoader.LoadedState, _ files: StoreFiles) throws(MappedKVError) {
+        noteIndexOutcome(state)
         meta = state.region.meta
         header = state.region.header
         mirror = state.region.plain
@@ -192,6 +199,7 @@ final class StoreCore {
     /// Closes the files; later calls fail with ``MappedKVError/closed(_:)``.
     func close() {
         closeDurably()
+        if let files { writeIndexFileIfStale(files) }
         files?.close()
         files = nil
         observedStamp.withdraw()

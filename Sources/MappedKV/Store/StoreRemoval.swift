@@ -25,6 +25,7 @@ enum StoreRemoval {
             try unlink(location.journalPath)
             try unlink(location.dataPath)
             try unlink(location.lockPath)
+            try removeIndexFile(location)
             logger.debug("removed store files", metadata: ["id": "\(location.id)", "metaFile": "absent"])
             return true
         }
@@ -48,9 +49,17 @@ enum StoreRemoval {
         try unlink(location.metaPath)
         // Instances still open keep their mapping of it; a new store at this ID starts without one.
         try unlink(location.lockPath)
+        try removeIndexFile(location)
         logger.debug(
             "removed store files", metadata: ["id": "\(location.id)", "sequence": "\(empty.sequence)"])
         return true
+    }
+
+    /// The index file (docs/FORMAT.md 12) goes too: it describes the removed log. A process that
+    /// still has the store open may write one again at its close; its stamp and the CRC check
+    /// keep a later store at this ID from adopting it.
+    private static func removeIndexFile(_ location: StoreLocation) throws(MappedKVError) {
+        try systemCall { () throws(SystemError) in try IndexFile.remove(location.indexPath) }
     }
 
     private static func unlink(_ path: String) throws(MappedKVError) {

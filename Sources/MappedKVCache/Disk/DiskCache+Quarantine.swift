@@ -118,7 +118,7 @@ extension DiskCache {
             // first write counts its own.
             let paths = [
                 directory + "/files", directory + "/" + CacheTotals.fileName, location.journalPath,
-                location.dataPath, location.lockPath, location.metaPath,
+                location.dataPath, location.lockPath, location.metaPath, location.indexPath,
             ]
             for path in paths where Directory.fileExists(path) {
                 let name = path.split(separator: "/").last.map(String.init) ?? path

@@ -30,6 +30,11 @@ struct StoreAccessOptions: ParsableArguments {
     @Flag(name: .long, help: "Log the store's debug messages to standard error.")
     var verbose = false
 
+    @Flag(
+        name: .long,
+        help: "Neither read nor write the store's index file (<id>.index); the open decodes the whole log.")
+    var noIndexFile = false
+
     /// The lock a multi-process store takes: the one given, or MMKV's `flock`.
     var lock: ProcessLock { lockChoice ?? .flock }
 

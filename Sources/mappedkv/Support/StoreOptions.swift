@@ -40,7 +40,7 @@ struct StoreOptions: ParsableArguments {
             configuration: Configuration(
                 isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
                 recoveryHandler: recoveryHandler, createsIfMissing: create, processLock: lock,
-                treatsStoreAsPlain: treatsStoreAsPlain),
+                usesIndexFile: !access.noIndexFile, treatsStoreAsPlain: treatsStoreAsPlain),
             logger: access.logger)
     }
 

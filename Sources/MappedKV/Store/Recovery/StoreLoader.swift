@@ -21,6 +21,8 @@ enum StoreLoader {
         var crashLoss: CrashLossReport?
         /// The state is a recovery that the files do not hold yet: a full write-back must follow.
         var needsRewrite = false
+        /// Whether the index came from the index file or from decoding the log.
+        var indexOutcome = IndexedLoad.Outcome.decoded
     }
 
     /// What a load may do about an interrupted write.
@@ -59,9 +61,12 @@ enum StoreLoader {
     /// (``LoadedState/needsRewrite``). Without a key, damage to a store whose meta holds an IV
     /// throws ``MappedKVError/missingCryptKey(id:)`` first, unless `treatsStoreAsPlain`
     /// (``MissingCryptKey``).
+    ///
+    /// With `indexFile`, the index file at that path is tried first, once any interrupted
+    /// write-back is finished (``IndexedLoad``).
     static func load(
         _ files: StoreFiles, key: CryptKey?, treatsStoreAsPlain: Bool = false, access: Access, policy: DamagePolicy,
-        logger: Logger
+        indexFile: String? = nil, logger: Logger
     ) throws(MappedKVError) -> Outcome {
         let id = files.location.id
         try files.refreshMappings()
@@ -82,6 +87,11 @@ enum StoreLoader {
                     try files.removeJournal()
                 }
             }
+        }
+        if let indexFile, let (state, outcome) = IndexedLoad.load(files, key: key, path: indexFile, logger: logger) {
+            var state = state
+            state.indexOutcome = outcome
+            return .loaded(state)
         }
         let assessment = try cryptoCall { () throws(CryptoFailure) in
             try LoadAssessment.assess(dataFile: files.dataFileBytes, metaFile: files.metaFileBytes, key: key)

@@ -18,16 +18,14 @@ enum IndexFileOption: String, CaseIterable, ExpressibleByArgument {
     static let current: IndexFileOption =
         getenv(environmentVariable).flatMap { IndexFileOption(rawValue: String(cString: $0)) } ?? .off
 
-    /// Whether this build of MappedKV can open a store with an index file. It cannot until
-    /// `Configuration` has `usesIndexFile`. Wiring it is three edits, all in this file: this turns
-    /// true, ``OpenScalingVariant/configuration`` passes `usesIndexFile: current == .on`, and
-    /// ``toolArguments`` gives `--no-index-file` for `off`. Both choices are set explicitly, since
-    /// the index file is meant to be on by default.
-    static let isAvailable = false
+    /// Whether this build of MappedKV can open a store with an index file (`Configuration`'s
+    /// `usesIndexFile`). Kept so that a build of older library code can set it false again and
+    /// refuse `on` instead of timing stores without the file under a heading that says "on".
+    static let isAvailable = true
 
     /// The `mappedkv` tool's arguments that open a store as this choice says, for MappedKV's
-    /// fresh processes: none while the library has no index file.
-    var toolArguments: [String] { [] }
+    /// fresh processes: the tool, like the library, keeps the index file unless told not to.
+    var toolArguments: [String] { self == .off ? ["--no-index-file"] : [] }
 
     /// Fails for `on` in a build without the option, so that a run never reports figures without
     /// an index file under a heading that says it had one.
@@ -40,7 +38,9 @@ enum IndexFileOption: String, CaseIterable, ExpressibleByArgument {
 }
 
 /// The stores of the open-scaling bench: multi-process mode with the default `flock` lock, the
-/// way processes of a server share one store, with or without the index file.
+/// way processes of a server share one store, with or without the index file. The choice is set
+/// either way, since the library's default is to keep the file.
 enum OpenScalingVariant: MappedKVVariant {
-    static let configuration = Configuration(isMultiProcess: true, metrics: BenchMetrics.options)
+    static let configuration = Configuration(
+        isMultiProcess: true, metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
 }

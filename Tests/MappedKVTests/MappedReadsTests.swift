@@ -57,6 +57,33 @@ struct MappedReadsTests {
         }
     }
 
+    @Test("a damaged page of buckets is found at the first lookup that reads it; reads stay right")
+    func damagedBucketPage() throws {
+        let dir = TemporaryDirectory("mapped-bucket-damage")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        for i in 0..<5_000 { try store.set(Int64(i), forKey: "k\(i)") }
+        store.close()
+        // Every bucket page gets one flipped bit (an empty bucket may become a full one, or the
+        // reverse), behind a header that still checks.
+        let path = dir.file("s.index")
+        var bytes = try #require(fileBytes(path))
+        let header = try bytes.withUnsafeBytes { try IndexFileHeader(parsing: $0) }
+        for page in 0..<header.bucketPageCount {
+            bytes[IndexFileHeader.bucketsOffset + page * IndexFileHeader.bucketPageSize + 13] ^= 0x04
+        }
+        try writeFile(path, bytes)
+        // The open itself looks up the store-kind marker (a probe of one page), so the damage may
+        // be found there already.
+        let damaged = try MappedKV(id: "s", directory: dir.path)
+        for i in 0..<5_000 { #expect(try damaged.int64(forKey: "k\(i)") == Int64(i)) }
+        #expect(try damaged.int64(forKey: "absent") == nil)
+        #expect(!Self.isMapped(damaged), "the first damaged page sent the store to its private state")
+        damaged.close()
+        let repaired = try MappedKV(id: "s", directory: dir.path)
+        #expect(Self.isMapped(repaired), "the close wrote a sound file")
+        for i in stride(from: 0, to: 5_000, by: 7) { #expect(try repaired.int64(forKey: "k\(i)") == Int64(i)) }
+    }
+
     @Test("random operations and reopens read exactly what a dictionary holds", arguments: 1...8)
     func againstModel(seed: UInt64) throws {
         let dir = TemporaryDirectory("mapped-model-\(seed)")

@@ -61,6 +61,24 @@ extension MappedKV {
         forKeyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void
     ) throws(MappedKVError) {
         try withCore { (core) throws(MappedKVError) in
+            if core.readsThroughMappings {
+                // Copied before `body` sees them: a torn read is read again first (FORMAT.md 12.5).
+                let read = try core.readMapped(forKeyBytes: key) { (region, range) throws(FormatError) -> [UInt8]? in
+                    guard let range else { return nil }
+                    var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: region[range]))
+                    let length = try cursor.readLength()
+                    return Array(try cursor.readBytes(length))
+                }
+                switch read {
+                case nil: break
+                case .success(let bytes)?:
+                    guard let bytes else { return body(nil) }
+                    return bytes.withUnsafeBytes { body($0) }
+                case .failure(let error)?:
+                    throw .valueDecodingFailed(
+                        key: String(decoding: key, as: UTF8.self), type: "[UInt8]", reason: error.description)
+                }
+            }
             try core.prepareRead()
             let failure = core.mirror.withUnsafeBytes { mirror -> FormatError? in
                 guard let range = core.liveValueRange(forKey: key, hash: core.index.hash(key), in: mirror) else {

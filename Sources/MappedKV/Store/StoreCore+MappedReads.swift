@@ -81,6 +81,26 @@ extension StoreCore {
     func readMapped<R>(
         forKey key: String, _ body: (UnsafeRawBufferPointer, Range<Int>?) throws(FormatError) -> R
     ) throws(MappedKVError) -> Result<R, FormatError>? {
+        try readMapped(
+            lookingUp: { file, region in
+                Self.withBytes(of: key) { mappedValueRange(forKey: $0, file: file, in: region) }
+            },
+            body)
+    }
+
+    /// ``readMapped(forKey:_:)`` of a key given as its UTF-8 bytes.
+    @inline(never)
+    func readMapped<R>(
+        forKeyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Range<Int>?) throws(FormatError) -> R
+    ) throws(MappedKVError) -> Result<R, FormatError>? {
+        try readMapped(lookingUp: { file, region in mappedValueRange(forKey: key, file: file, in: region) }, body)
+    }
+
+    @inline(__always)
+    private func readMapped<R>(
+        lookingUp lookup: (MappedIndexFile, UnsafeRawBufferPointer) -> MappedLookup,
+        _ body: (UnsafeRawBufferPointer, Range<Int>?) throws(FormatError) -> R
+    ) throws(MappedKVError) -> Result<R, FormatError>? {
         while readsThroughMappings {
             guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
             let stamp = files.metaStamp()
@@ -90,8 +110,7 @@ extension StoreCore {
             }
             guard let file = mappedFile else { return nil }
             let region = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + Int(observed.actualSize))])
-            let lookup = Self.withBytes(of: key) { mappedValueRange(forKey: $0, file: file, in: region) }
-            guard case .found(let range) = lookup else {
+            guard case .found(let range) = lookup(file, region) else {
                 // A damaged page of the index file: read as if the store had no such file.
                 logger.warning("index file damaged: loading the store", metadata: ["id": "\(location.id)"])
                 try leaveMappedReadsUnderSharedLock(files, decoding: true)

@@ -19,6 +19,13 @@ extension StoreCore {
             try openFiles()
             return
         }
+        if readsThroughMappings, let files {
+            // A flush needs no private state: a reader that syncs keeps reading through its mappings.
+            guard hasUnflushedWrites else { return }
+            if isMultiProcess { _ = try takeLock(files, .exclusive) }
+            defer { if isMultiProcess { releaseLock(.exclusive) } }
+            return try flushDurably(files)
+        }
         try writing { (files) throws(MappedKVError) in try flushDurably(files) }
     }
 

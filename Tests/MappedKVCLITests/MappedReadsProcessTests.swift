@@ -25,6 +25,21 @@ struct MappedReadsProcessTests {
         keys.map { "set-string k\($0) v\(round)-\($0)\n" }.joined()
     }
 
+    /// Replaces the index file at `path` by a damaged copy, or deletes it, by rename.
+    static func vandalize(_ path: String, seed: UInt64) throws {
+        guard var bytes = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }), bytes.count > 4_100
+        else { return }
+        switch seed % 4 {
+        case 0: bytes[4_096 + Int(seed % UInt64(bytes.count - 4_096))] ^= 0x10
+        case 1: bytes = Array(bytes.prefix(Int(seed % UInt64(bytes.count))))
+        case 2: bytes = [UInt8](repeating: 0, count: bytes.count)
+        default:
+            try? FileManager.default.removeItem(atPath: path)
+            return
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
     @Test("a reader sees every append, removal, compaction and clear of other processes, and stays mapped")
     func followsOtherProcesses() throws {
         try TemporaryDirectory.with { tmp in
@@ -77,6 +92,7 @@ struct MappedReadsProcessTests {
             var state: UInt64 = 49
             var reads = 0
             var kills = 0
+            var vandalized = 0
             for writer in 0..<4 {
                 let first = 1 + writer * 40
                 let script = (first..<(first + 40)).map { Self.sets(0..<keys, round: $0) + "trim\n" }.joined()
@@ -108,6 +124,14 @@ struct MappedReadsProcessTests {
                         kill(child.processIdentifier, SIGKILL)
                         kills += 1
                     }
+                    // Every so often the index file is replaced by a damaged copy (a flipped
+                    // byte in its buckets, a cut, zeros) or deleted, as a tool or a person might,
+                    // by writing a new file and renaming it over the old one: files a process
+                    // has mapped are never changed in place (docs/FORMAT.md 12.5).
+                    if polls % 97 == 0 {
+                        try Self.vandalize(root + "/s.index", seed: UInt64(polls) &+ state)
+                        vandalized += 1
+                    }
                 }
                 child.waitUntilExit()
                 // A completed writer leaves an index file for its last compaction, which the
@@ -116,6 +140,7 @@ struct MappedReadsProcessTests {
                 if writer == 0 { #expect(Self.readsThroughMappings(store), "still reading through the mappings") }
             }
             #expect(kills == 2)
+            #expect(vandalized > 5, "the index file was replaced by damaged copies (\(vandalized))")
             #expect(reads > 1_000, "the reads overlapped the writers (\(reads))")
             try CLI.succeed(["verify", "--root", root, "--id", "s"])
         }

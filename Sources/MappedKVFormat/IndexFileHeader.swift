@@ -53,11 +53,13 @@ package struct IndexFileHeader: Equatable, Sendable {
     package var recordCount: UInt64 = 0
     /// The CRC-32 of the bucket bytes.
     package var bucketsCRC: UInt32 = 0
-    /// When the data and meta files last changed, as the writer saw them (nanoseconds since
-    /// 1970; zero when unknown): a change since, with the log's state unchanged, means the files
-    /// were written outside the store's protocol (by hand, by a tool) and must be checked again.
+    /// When the data file last changed, as the writer saw it (nanoseconds since 1970; zero when
+    /// unknown), and the CRC-32 of the meta file's first 112 bytes (MMKV's struct) then: a change
+    /// to either since, with the log's state unchanged, means the files were written outside the
+    /// store's protocol (by hand, by a tool) and must be checked again. The meta's durability
+    /// checkpoints after the struct change at every flush and are left out.
     package var dataModified: UInt64 = 0
-    package var metaModified: UInt64 = 0
+    package var metaStructCRC: UInt32 = 0
 
     package init() {}
 
@@ -104,7 +106,7 @@ package struct IndexFileHeader: Equatable, Sendable {
         put(recordCount, at: 112)
         put(bucketsCRC, at: 120)
         put(dataModified, at: 128)
-        put(metaModified, at: 136)
+        put(metaStructCRC, at: 136)
         put(CRC32.checksum(bytes[12..<Self.size]), at: 8)
         return bytes
     }
@@ -162,6 +164,6 @@ package struct IndexFileHeader: Equatable, Sendable {
         recordCount = get(UInt64.self, at: 112)
         bucketsCRC = get(UInt32.self, at: 120)
         dataModified = get(UInt64.self, at: 128)
-        metaModified = get(UInt64.self, at: 136)
+        metaStructCRC = get(UInt32.self, at: 136)
     }
 }

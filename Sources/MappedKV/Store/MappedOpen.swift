@@ -67,8 +67,12 @@ struct MappedOpen {
         let sameBoot = BootIdentity.current != nil && BootIdentity.current == header.bootID
         let untouched =
             size > indexedSize
-            || files.modificationTimes().map { $0.data == header.dataModified && $0.meta == header.metaModified }
-                ?? false
+            || files.unchangedSince().map {
+                $0.dataModified == header.dataModified && $0.metaStructCRC == header.metaStructCRC
+            } ?? false
+        logger.debug(
+            "reading through the mappings",
+            metadata: ["path": "\(path)", "checksRegion": "\(!sameBoot || !untouched)", "tail": "\(size - indexedSize)"])
         if !sameBoot || !untouched {
             guard CRC32.update(0, UnsafeRawBufferPointer(rebasing: region[0..<indexedSize])) == header.stamp.crcDigest
             else { return nil }

@@ -27,7 +27,7 @@ extension StoreCore {
         let snapshot = IndexFile.Snapshot(
             index: index, stamp: observed, dataHeader: RegionValidator.header(of: files.dataFileBytes),
             recordCount: recordCount, expiryEnabled: expiryEnabled, identity: files.identity,
-            modified: files.modificationTimes())
+            unchangedSince: files.unchangedSince())
         if IndexFile.write(snapshot, key: cryptKey, to: location.indexPath, recorder: files.recorder, logger: logger) {
             indexFileStamp = observed
         }

@@ -149,7 +149,8 @@ extension StoreCore {
         forKey key: UnsafeRawBufferPointer, file: MappedIndexFile, in region: UnsafeRawBufferPointer
     ) -> MappedLookup {
         let slot: ValueSlot
-        if let recent = index.slot(for: key, in: region) {
+        // The overlay is usually empty: then no hash of the key with its seed is taken.
+        if !index.isEmpty, let recent = index.slot(for: key, in: region) {
             guard recent.valueLength > 0 else { return .found(nil) }
             slot = recent
         } else {

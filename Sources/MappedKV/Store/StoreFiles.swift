@@ -158,13 +158,14 @@ final class StoreFiles {
         recorder?.record(.dataSize(size))
     }
 
-    /// When the data and meta files last changed (``FileDescriptor/modificationTime()``), or
-    /// nil if either cannot be examined.
-    func modificationTimes() -> (data: UInt64, meta: UInt64)? {
-        guard let data = try? dataFile.modificationTime(), let meta = try? metaFile.modificationTime() else {
-            return nil
-        }
-        return (data, meta)
+    /// When the data file last changed (``FileDescriptor/modificationTime()``) and the CRC of
+    /// the meta's struct (its first 112 bytes), or nil if the data file cannot be examined or the
+    /// meta is shorter than the struct: what an index file records to tell later whether the
+    /// files were written outside the protocol (docs/FORMAT.md 12.5).
+    func unchangedSince() -> (dataModified: UInt64, metaStructCRC: UInt32)? {
+        guard let modified = try? dataFile.modificationTime(), meta.length >= MetaInfo.size else { return nil }
+        let structBytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(meta.bytes)[0..<MetaInfo.size])
+        return (modified, CRC32.update(0, structBytes))
     }
 
     /// Takes the mapped-reader lock (``StoreLock/mappedReaderByte``) shared; false if a shrink

@@ -59,8 +59,11 @@ struct PeersCommand: ParsableCommand {
             "With --open-scaling: an MMKV driver (fill, open-get, get-bench, set-bench subcommands) for an MMKV column."
     )
     var mmkvDriver: String?
-    @Option(help: "With --open-scaling: open MappedKV's stores with a persisted index file (on) or without (off).")
-    var indexFile: IndexFileOption = .off
+    @Option(
+        help:
+            "With --open-scaling: open MappedKV's stores with a persisted index file (on, the library's default) or without (off)."
+    )
+    var indexFile: IndexFileOption = .on
     @Option(
         help:
             "With --open-scaling: the mappedkv tool for MappedKV's fresh processes. Default: the one beside this executable (build it with --product mappedkv)."

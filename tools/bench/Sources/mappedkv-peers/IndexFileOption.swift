@@ -36,11 +36,3 @@ enum IndexFileOption: String, CaseIterable, ExpressibleByArgument {
         }
     }
 }
-
-/// The stores of the open-scaling bench: multi-process mode with the default `flock` lock, the
-/// way processes of a server share one store, with or without the index file. The choice is set
-/// either way, since the library's default is to keep the file.
-enum OpenScalingVariant: MappedKVVariant {
-    static let configuration = Configuration(
-        isMultiProcess: true, metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
-}

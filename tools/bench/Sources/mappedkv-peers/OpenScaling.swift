@@ -10,14 +10,15 @@ import Foundation
 /// 2. `fresh_process`: a new process that opens the store and prints one key, 5 times (median),
 ///    beside `process_floor`, a start and exit of the same executable doing nothing;
 /// 3. `second_process_*`: while this process holds the store open, a child opens it, gets 1,000
-///    random keys and reports its memory;
+///    random keys and reports its memory (single-process: the child alone, no holder);
 /// 4. `get_sequential` and `get_random`: steady-state gets on an open store after a warm-up pass;
 ///    rounds after the first time `set` again on a fresh store;
 /// 5. `reader_first_get_after_compaction`: a reader's first get after a writer process
-///    overwrote a tenth of the keys and compacted the store.
+///    overwrote a tenth of the keys and compacted the store (not single-process, where the writer
+///    could not open the store beside the reader).
 ///
-/// MappedKV runs in multi-process mode (``OpenScalingVariant``); MMKV runs through an external
-/// driver (``MMKVDriver``), which reports what it can of the same figures.
+/// MappedKV runs as ``OpenScalingMode`` says (``OpenScalingVariant``); MMKV runs through an
+/// external driver (``MMKVDriver``), which reports what it can of the same figures.
 struct OpenScaling {
     /// Opens (and fresh processes) timed per round; the round's figure is their median.
     static let opens = 5
@@ -32,6 +33,8 @@ struct OpenScaling {
     /// The `mappedkv` command-line tool, MappedKV's fresh process.
     var cli: String
     var indexFile: IndexFileOption
+    /// How MappedKV is opened: the lock, or single-process.
+    var mode: OpenScalingMode
 
     var columns: [OpenScalingColumn] {
         kinds.map { $0 == .mappedkv ? .mappedkv : .lmdb } + (mmkv == nil ? [] : [.mmkv])
@@ -41,8 +44,8 @@ struct OpenScaling {
         let sorted = sizes.sorted()
         let keys = (0..<(sorted.last ?? 0)).map { "int-\($0)" }
         var results = OpenScalingResults(
-            sizes: sorted, runs: runs, columns: columns, indexFile: indexFile, cli: cli, mmkvDriver: mmkv?.path,
-            samples: [:])
+            sizes: sorted, runs: runs, columns: columns, indexFile: indexFile, mode: mode, cli: cli,
+            mmkvDriver: mmkv?.path, samples: [:])
         for n in sorted {
             let shuffled = RandomOrder.shuffled(Array(keys[0..<n]), seed: RandomOrder.getSeed)
             let base = try Scratch.directory("\(root)/open-scaling-\(n)")
@@ -130,8 +133,8 @@ struct OpenScaling {
                     cli,
                     [
                         "get", "--root", directory, "--id", MappedKVStore<OpenScalingVariant>.storeID,
-                        "--multi-process", "--type", "int32",
-                    ] + indexFile.toolArguments + [key]
+                        "--type", "int32",
+                    ] + mode.toolArguments + indexFile.toolArguments + [key]
                 )
             }
             (floorExecutable, floor) = (cli, ["--version"])
@@ -149,7 +152,8 @@ struct OpenScaling {
         figures[.processFloor] = Statistics.median(floors)
 
         let memory = try OpenScalingMeasurement.secondProcess(
-            S.self, keys: keys, n: n, directory: directory, gets: Self.secondProcessGets, random: &random)
+            S.self, keys: keys, n: n, directory: directory, gets: Self.secondProcessGets,
+            holds: mode.isMultiProcess, random: &random)
         figures[.secondAnonymous] = Double(memory.anonymous)
         figures[.secondPrivate] = Double(memory.privateTotal)
         figures[.secondTotal] = Double(memory.total)
@@ -165,8 +169,10 @@ struct OpenScaling {
             figures[.set] = try OpenScalingMeasurement.fill(S.self, keys: keys, n: n, directory: fresh)
             try Scratch.remove(fresh)
         }
-        figures[.firstGetAfterCompaction] = try OpenScalingMeasurement.firstGetAfterCompaction(
-            S.self, keys: keys, n: n, directory: directory, random: &random)
+        if S.kind != .mappedkv || mode.isMultiProcess {
+            figures[.firstGetAfterCompaction] = try OpenScalingMeasurement.firstGetAfterCompaction(
+                S.self, keys: keys, n: n, directory: directory, random: &random)
+        }
         return figures
     }
 

@@ -64,17 +64,20 @@ enum OpenScalingMeasurement {
         return Statistics.median(samples)
     }
 
-    /// The memory of a second process: this process opens the store and gets one key, then a child
-    /// (``OpenScalingChild``, `read`) opens the same store, gets `gets` random keys and reports
-    /// its memory; this process closes the store once the child has exited.
+    /// The memory of a second process: with `holds`, this process opens the store and gets one key,
+    /// then a child (``OpenScalingChild``, `read`) opens the same store, gets `gets` random keys
+    /// and reports its memory; this process closes the store once the child has exited. Without
+    /// `holds` (single-process MappedKV, whose open excludes every other), the child is alone.
     @inline(never)
     static func secondProcess<S: OpenScalingStore>(
-        _: S.Type, keys: [String], n: Int, directory: String, gets: Int, random: inout SplitMix64
+        _: S.Type, keys: [String], n: Int, directory: String, gets: Int, holds: Bool, random: inout SplitMix64
     ) throws -> SecondProcessMemory {
-        let holder = try S(directory: directory)
-        defer { try? holder.close() }
+        let holder = holds ? try S(directory: directory) : nil
+        defer { try? holder?.close() }
         let index = pick(n, &random)
-        try check(try holder.int32(forKey: keys[index]), index: index, name: "\(S.kind.displayName) holder's get")
+        if let holder {
+            try check(try holder.int32(forKey: keys[index]), index: index, name: "\(S.kind.displayName) holder's get")
+        }
         let outcome = try ChildRun.run(
             try OpenScalingChild.executable(),
             OpenScalingChild.arguments(

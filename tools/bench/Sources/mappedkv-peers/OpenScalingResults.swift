@@ -47,23 +47,29 @@ enum OpenScalingMetric: String, CaseIterable {
         }
     }
 
-    var explanation: String {
-        switch self {
+    /// What the figure is, for a run that opened MappedKV in `mode`.
+    func explanation(mode: OpenScalingMode) -> String {
+        let holder =
+            mode.isMultiProcess
+            ? "after it opened the store that the bench's process holds open"
+            : "after it opened the store, which no other process holds open (single-process: MappedKV's open "
+                + "excludes every other)"
+        return switch self {
         case .openFirstGet:
             "In the bench's own process, the store's files already in the page cache (read once, then one untimed "
                 + "open and get): open the store and get one random key, timed; close, untimed. Median of 5 opens. "
                 + "MMKV: the driver's own timing of its open and get in a fresh driver process (the first open there)."
         case .freshProcess:
             "Wall time of a new process that opens the store, gets one random key, prints it and exits, from before "
-                + "posix_spawn to after waitpid. MappedKV: `mappedkv get --multi-process --type int32` (a read-only "
+                + "posix_spawn to after waitpid. MappedKV: `mappedkv get "
+                + (mode.toolArguments + ["--type", "int32"]).joined(separator: " ") + "` (a read-only "
                 + "open); LMDB: `mappedkv-peers open-child get`; MMKV: the driver's `open-get`. Median of 5."
         case .processFloor:
             "The same executable started and ended without touching a store: `mappedkv --version` for MappedKV, "
                 + "`mappedkv-peers open-child noop` for LMDB. Median of 5."
         case .secondAnonymous:
-            "RssAnon of a second process, from its /proc/self/status, after it opened the store that the bench's "
-                + "process holds open and got 1,000 random keys. MMKV: the driver's rss_anon_kb after its open-get, "
-                + "with no other process holding the store."
+            "RssAnon of a second process, from its /proc/self/status, " + holder + " and got 1,000 random keys. "
+                + "MMKV: the driver's rss_anon_kb after its open-get, with no other process holding the store."
         case .secondPrivate:
             "Private_Clean + Private_Dirty of that second process, from /proc/self/smaps_rollup: its pages no "
                 + "other process maps."
@@ -84,7 +90,8 @@ enum OpenScalingMetric: String, CaseIterable {
         case .firstGetAfterCompaction:
             "In a copy of the store: the bench's process opens it and gets one key; a writer process overwrites "
                 + "every tenth key and exits after MappedKV's `trim()` (a full write-back; LMDB: its commits); then "
-                + "the reader's first get of an overwritten key, timed, its new value checked."
+                + "the reader's first get of an overwritten key, timed, its new value checked. Not for single-process "
+                + "MappedKV, whose reader would keep the writer out."
         case .storeFiles:
             "The size of the store's files after the build."
         }
@@ -113,6 +120,7 @@ struct OpenScalingResults {
     var runs: Int
     var columns: [OpenScalingColumn]
     var indexFile: IndexFileOption
+    var mode: OpenScalingMode
     var cli: String
     var mmkvDriver: String?
     var samples: [OpenScalingCell: [Double]]
@@ -137,7 +145,7 @@ struct OpenScalingResults {
         out += "Clock: \(Clock.description) in this process; processes are timed by the wall clock.\n\n"
         out +=
             "Stores of N Int32 keys `int-<i>` holding i, built once per N. "
-            + "MappedKV: multi-process mode with the flock lock, index file \(indexFile.rawValue); fresh processes run "
+            + "MappedKV: \(mode.summary), index file \(indexFile.rawValue); fresh processes run "
             + "`\(cli)`. LMDB: \(LMDBStore.libraryVersion), MDB_NOSYNC|MDB_NOMETASYNC, one write transaction per set, "
             + "gets through a reused read-only transaction (renew and reset around each get)."
         if let mmkvDriver { out += " MMKV: the driver `\(mmkvDriver)`." }
@@ -145,7 +153,7 @@ struct OpenScalingResults {
         for metric in OpenScalingMetric.allCases {
             let present = columns.filter { column in sizes.contains { median(metric, column, $0) != nil } }
             guard !present.isEmpty else { continue }
-            out += "\n### \(metric.rawValue) (\(metric.unit))\n\n\(metric.explanation)\n\n"
+            out += "\n### \(metric.rawValue) (\(metric.unit))\n\n\(metric.explanation(mode: mode))\n\n"
             out += "| N | " + columns.map(\.displayName).joined(separator: " | ") + " |\n"
             out += "|---:|" + columns.map { _ in "---:|" }.joined() + "\n"
             for n in sizes {

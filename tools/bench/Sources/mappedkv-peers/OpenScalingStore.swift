@@ -24,7 +24,7 @@ enum OpenScalingKind: String, CaseIterable, ExpressibleByArgument {
     }
 }
 
-extension MappedKVStore: OpenScalingStore where Variant == OpenScalingVariant {
+extension MappedKVStore: OpenScalingStore where Variant: OpenScalingMappedKVVariant {
     static var kind: OpenScalingKind { .mappedkv }
 
     func writeBack() throws { try store.trim() }

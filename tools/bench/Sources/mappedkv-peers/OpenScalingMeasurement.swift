@@ -85,15 +85,21 @@ enum OpenScalingMeasurement {
         return try SecondProcessMemory(parsing: outcome.output)
     }
 
-    /// Steady-state gets on an open store: one untimed pass over the keys in key order (a warm-up),
+    /// Steady-state gets on a store this function opens (so that the handle has made no write since
+    /// its open, unless `writesFirst`): one untimed pass over the keys in key order (a warm-up),
     /// then one timed pass in key order and one in `shuffled`'s order. Nanoseconds per get.
+    ///
+    /// With `writesFirst`, the handle first sets key 0 to its own value (untimed), so that the gets
+    /// run after a write, as in a process that writes: a MappedKV open that reads through its
+    /// mappings loads its private state at its first write. The store then holds one more record.
     @inline(never)
     static func gets<S: OpenScalingStore>(
-        _: S.Type, keys: [String], shuffled: [String], n: Int, directory: String
+        _: S.Type, keys: [String], shuffled: [String], n: Int, directory: String, writesFirst: Bool = false
     ) throws -> (sequential: Double, random: Double) {
         precondition(shuffled.count == n)
         let store = try S(directory: directory)
         defer { try? store.close() }
+        if writesFirst { try store.setInt32(WorkloadData.intValue(0), forKey: keys[0]) }
         let expected = WorkloadData.expectedSum(n)
         let name = S.kind.displayName
         var warm: Int64 = 0

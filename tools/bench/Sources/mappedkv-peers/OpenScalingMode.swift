@@ -48,6 +48,10 @@ enum OpenScalingMode: String, CaseIterable {
         }
     }
 
+    /// Whether the library may read the store through its mappings in this mode (once it has that
+    /// mode, and with an index file): every mode but multi-process with `flock`.
+    var mayReadThroughMappings: Bool { self != .flock }
+
     /// The mode in words, for the report.
     var summary: String {
         switch self {
@@ -69,4 +73,11 @@ enum OpenScalingVariant: OpenScalingMappedKVVariant {
     static let configuration = Configuration(
         isMultiProcess: OpenScalingMode.current.isMultiProcess, processLock: OpenScalingMode.current.processLock,
         metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
+}
+
+/// The reference for the gets of the other modes: multi-process with `flock`, which always reads
+/// the open's private copy, with the same index file choice.
+enum OpenScalingFlockVariant: OpenScalingMappedKVVariant {
+    static let configuration = Configuration(
+        isMultiProcess: true, metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
 }

@@ -24,6 +24,10 @@ enum OpenScalingMetric: String, CaseIterable {
     case secondPrivateAdded = "second_process_private_added_mb"
     case getSequential = "get_sequential_ns"
     case getRandom = "get_random_ns"
+    case getSequentialFlock = "get_sequential_flock_ns"
+    case getRandomFlock = "get_random_flock_ns"
+    case getSequentialAfterWrite = "get_sequential_after_write_ns"
+    case getRandomAfterWrite = "get_random_after_write_ns"
     case set = "set_ns"
     case firstGetAfterCompaction = "reader_first_get_after_compaction_ms"
     case storeFiles = "store_files_mb"
@@ -33,14 +37,18 @@ enum OpenScalingMetric: String, CaseIterable {
         switch self {
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction: 1e-6
         case .secondAnonymous, .secondPrivate, .secondTotal, .secondAnonymousAdded, .secondPrivateAdded: 1.0 / 1024
-        case .getSequential, .getRandom, .set: 1
+        case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
+            .getRandomAfterWrite, .set:
+            1
         case .storeFiles: 1.0 / 1_048_576
         }
     }
 
     func format(_ value: Double) -> String {
         switch self {
-        case .getSequential, .getRandom, .set: Format.grouped(value)
+        case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
+            .getRandomAfterWrite, .set:
+            Format.grouped(value)
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction:
             value < 1 ? Format.fixed(value, 3) : value < 100 ? Format.fixed(value, 2) : Format.grouped(value)
         default: Format.fixed(value, 2)
@@ -81,9 +89,21 @@ enum OpenScalingMetric: String, CaseIterable {
         case .secondPrivateAdded:
             "Private_Clean + Private_Dirty after the open and gets minus before the open."
         case .getSequential:
-            "Steady-state gets on an open store, after an untimed pass: N gets in key order, per get."
+            "Steady-state gets on a store opened after the build's close, which has made no write since its open, "
+                + "after an untimed pass: N gets in key order, per get."
         case .getRandom:
             "The same N gets in a fixed random order (a seeded permutation), per get."
+        case .getSequentialFlock:
+            "The reference for get_sequential_ns, in the same round: the same gets on the store opened "
+                + "multi-process with the flock lock, which reads its private copy. MappedKV in the modes that may "
+                + "read through the mappings."
+        case .getRandomFlock:
+            "The reference for get_random_ns, in the same round: the same random-order gets with the flock lock."
+        case .getSequentialAfterWrite:
+            "get_sequential_ns on a store opened as the others, which set key 0 to its own value first (untimed): "
+                + "the gets of a process that has written."
+        case .getRandomAfterWrite:
+            "get_random_ns after that write."
         case .set:
             "N sets of the Int32 i under `int-<i>` in key order on a fresh store, per set (the first round's are "
                 + "the build's). MMKV: the driver's set-bench."
@@ -101,7 +121,9 @@ enum OpenScalingMetric: String, CaseIterable {
     var unit: String {
         switch self {
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction: "ms"
-        case .getSequential, .getRandom, .set: "ns per operation"
+        case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
+            .getRandomAfterWrite, .set:
+            "ns per operation"
         default: "MiB"
         }
     }

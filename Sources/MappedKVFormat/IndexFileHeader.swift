@@ -12,7 +12,7 @@ package struct IndexFileHeader: Equatable, Sendable {
     /// is a new version, and a file of another version is rebuilt, never read.
     package static let currentVersion: UInt32 = 1
     /// The bytes the header occupies.
-    package static let size = 128
+    package static let size = 144
     /// Where the buckets start: one page in, so that the buckets could be mapped on their own.
     package static let bucketsOffset = 4096
     /// The bytes of one bucket: a 4-byte tag (31 hash bits, and the repaired-key flag on top) and
@@ -53,13 +53,18 @@ package struct IndexFileHeader: Equatable, Sendable {
     package var recordCount: UInt64 = 0
     /// The CRC-32 of the bucket bytes.
     package var bucketsCRC: UInt32 = 0
+    /// When the data and meta files last changed, as the writer saw them (nanoseconds since
+    /// 1970; zero when unknown): a change since, with the log's state unchanged, means the files
+    /// were written outside the store's protocol (by hand, by a tool) and must be checked again.
+    package var dataModified: UInt64 = 0
+    package var metaModified: UInt64 = 0
 
     package init() {}
 
     /// The bytes of the whole file: the header, zeros to ``bucketsOffset``, then `buckets`.
     package var fileSize: Int { Self.bucketsOffset + Int(bucketCount) * Self.bucketSize }
 
-    /// The 128 header bytes, with the header CRC filled in.
+    /// The 144 header bytes, with the header CRC filled in.
     package func serialized() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.size)
         func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
@@ -85,6 +90,8 @@ package struct IndexFileHeader: Equatable, Sendable {
         put(recordBytes, at: 104)
         put(recordCount, at: 112)
         put(bucketsCRC, at: 120)
+        put(dataModified, at: 128)
+        put(metaModified, at: 136)
         put(CRC32.checksum(bytes[12..<Self.size]), at: 8)
         return bytes
     }
@@ -108,7 +115,7 @@ package struct IndexFileHeader: Equatable, Sendable {
         }
     }
 
-    /// Parses the first 128 bytes of `bytes`, checking the magic, the version, the header CRC
+    /// Parses the first 144 bytes of `bytes`, checking the magic, the version, the header CRC
     /// and the bucket count (the file's length against it is the reader's check).
     package init(parsing bytes: UnsafeRawBufferPointer) throws(Rejection) {
         guard bytes.count >= Self.size else { throw .tooShort(bytes.count) }
@@ -141,5 +148,7 @@ package struct IndexFileHeader: Equatable, Sendable {
         recordBytes = get(UInt64.self, at: 104)
         recordCount = get(UInt64.self, at: 112)
         bucketsCRC = get(UInt32.self, at: 120)
+        dataModified = get(UInt64.self, at: 128)
+        metaModified = get(UInt64.self, at: 136)
     }
 }

@@ -31,6 +31,20 @@ package enum ByteRangeLock {
         }
     }
 
+    /// Releases this open file description's lock on the range, if it holds one.
+    package static func unlock(_ file: FileDescriptor, offset: Int, length: Int) throws(SystemError) {
+        var request = Glibc.flock()
+        request.l_type = Int16(F_UNLCK)
+        request.l_whence = Int16(SEEK_SET)
+        request.l_start = off_t(offset)
+        request.l_len = off_t(length)
+        request.l_pid = 0
+        while fcntl(file.rawValue, setLockCommand, &request) != 0 {
+            let code = Glibc.errno
+            if code != EINTR { throw SystemError("fcntl(F_OFD_SETLK)", path: file.path, errno: code) }
+        }
+    }
+
     /// ``tryLock(_:offset:length:kind:)``, waiting out a conflicting holder that lets go within
     /// about a quarter second: a child forked by another thread that has not yet called `exec`,
     /// or an open in progress that fails and closes its descriptors. A holder that keeps its lock

@@ -49,6 +49,15 @@ package struct FileDescriptor: Sendable {
         return Int(info.st_size)
     }
 
+    /// When the file's contents last changed (`st_mtim`), in nanoseconds since 1970. Writes
+    /// through a shared mapping set it too, when they dirty a clean page.
+    package func modificationTime() throws(SystemError) -> UInt64 {
+        var info = stat()
+        _ = try syscall("fstat", path: path) { fstat(rawValue, &info) }
+        return UInt64(truncatingIfNeeded: info.st_mtim.tv_sec) &* 1_000_000_000
+            &+ UInt64(truncatingIfNeeded: info.st_mtim.tv_nsec)
+    }
+
     /// How many directory entries name the file (0 once it has been deleted).
     package func linkCount() throws(SystemError) -> Int {
         var info = stat()

@@ -9,8 +9,10 @@ import Testing
 /// file costs a decode, never a wrong value.
 @Suite("Index file")
 struct IndexFileTests {
-    static let withIndex = Configuration()
-    static let withoutIndex = Configuration(usesIndexFile: false)
+    // Multi-process with `flock`: such a store keeps its private copy (a store MMKV may share),
+    // so these opens adopt the file; the single-process opens of ``MappedReadsTests`` map it.
+    static let withIndex = Configuration(isMultiProcess: true)
+    static let withoutIndex = Configuration(isMultiProcess: true, usesIndexFile: false)
 
     /// How the open of `store` got its index.
     static func outcome(_ store: MappedKV) -> IndexedLoad.Outcome {

@@ -19,6 +19,8 @@ enum IndexFile {
         var recordCount: Int
         var expiryEnabled: Bool
         var identity: FileIdentity
+        /// When the data and meta files last changed, as the writer sees them now.
+        var modified: (data: UInt64, meta: UInt64)?
     }
 
     /// The secrets an encrypted store's file is written with: a mask that hides the hash seed
@@ -75,6 +77,8 @@ enum IndexFile {
         header.recordBytes = UInt64(snapshot.index.recordBytes)
         header.recordCount = UInt64(snapshot.recordCount)
         header.bucketsCRC = snapshot.index.entries.withUnsafeBytes { CRC32.update(0, $0) }
+        header.dataModified = snapshot.modified?.data ?? 0
+        header.metaModified = snapshot.modified?.meta ?? 0
         var front = header.serialized()
         front.append(contentsOf: repeatElement(0, count: IndexFileHeader.bucketsOffset - front.count))
         let temporary = "\(path).\(ProcessIdentity.current.processID).tmp"

@@ -21,12 +21,13 @@ extension StoreCore {
     /// Writes the index file if this store keeps one, may write, and the file does not already
     /// describe the current state.
     func writeIndexFileIfStale(_ files: StoreFiles) {
-        guard configuration.usesIndexFile, !configuration.isReadOnly, !isMemoryReleased,
+        guard configuration.usesIndexFile, !configuration.isReadOnly, !isMemoryReleased, !readsThroughMappings,
             indexFileStamp != observed, mirror.count == Int(observed.actualSize)
         else { return }
         let snapshot = IndexFile.Snapshot(
             index: index, stamp: observed, dataHeader: RegionValidator.header(of: files.dataFileBytes),
-            recordCount: recordCount, expiryEnabled: expiryEnabled, identity: files.identity)
+            recordCount: recordCount, expiryEnabled: expiryEnabled, identity: files.identity,
+            modified: files.modificationTimes())
         if IndexFile.write(snapshot, key: cryptKey, to: location.indexPath, logger: logger) {
             indexFileStamp = observed
         }

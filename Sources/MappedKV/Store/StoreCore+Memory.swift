@@ -7,7 +7,8 @@ import MappedKVFormat
 extension StoreCore {
     /// Drops the in-memory copy of the region and the key index; the next access reloads them.
     func releaseMemory() throws(MappedKVError) {
-        try openFiles()
+        let files = try openFiles()
+        dropMappedReads(files)
         mirror = []
         index = KeyIndex()
         scratch = []

@@ -26,6 +26,7 @@ extension StoreCore {
     @inline(__always)
     func prepareRead() throws(MappedKVError) {
         guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
+        if readsThroughMappings { try leaveMappedReadsUnderSharedLock(files) }
         if isMemoryReleased { return try reloadReleasedMemory(files) }
         guard isMultiProcess, files.metaStamp() != observed else { return }
         try catchUpUnderSharedLock(files)
@@ -47,15 +48,26 @@ extension StoreCore {
         let files = try writableFiles()
         if isMemoryReleased { try reloadReleasedMemory(files) }
         guard isMultiProcess else {
+            if readsThroughMappings { try leaveMappedReads(files) }
             let result = try body(files)
             if flushesEveryWrite { try flushEveryWrite(files) }
             return result
         }
         let changed = try takeLock(files, .exclusive)
         defer { releaseLock(.exclusive) }
-        if changed, !(maxLength.map { appendNeedsNoCatchUp(files, maxLength: $0) } ?? false) { try catchUp(files) }
+        if readsThroughMappings {
+            try leaveMappedReads(files)
+        } else if changed, !(maxLength.map { appendNeedsNoCatchUp(files, maxLength: $0) } ?? false) {
+            try catchUp(files)
+        }
         let result = try body(files)
         if flushesEveryWrite { try flushEveryWrite(files) }
+        // Another process's next read finds the rewritten region described by the index file,
+        // which it maps or reads instead of decoding the log (FORMAT.md 12.4).
+        if rewroteRegion {
+            rewroteRegion = false
+            writeIndexFileIfStale(files)
+        }
         return result
     }
 
@@ -79,7 +91,10 @@ extension StoreCore {
     /// Every true must be matched by one ``endExclusiveSection()``.
     func beginExclusiveSection(blocking: Bool) throws(MappedKVError) -> Bool {
         let files = try openFiles()
-        guard isMultiProcess else { return true }
+        guard isMultiProcess else {
+            try leaveMappedReads(files)
+            return true
+        }
         let changed: Bool
         if blocking {
             changed = try takeLock(files, .exclusive)
@@ -89,7 +104,11 @@ extension StoreCore {
             changed = attempt
         }
         do throws(MappedKVError) {
-            if changed { try catchUp(files) }
+            if readsThroughMappings {
+                try leaveMappedReads(files)
+            } else if changed {
+                try catchUp(files)
+            }
         } catch {
             releaseLock(.exclusive)
             throw error
@@ -109,7 +128,7 @@ extension StoreCore {
         let before = pendingChanges.count
         _ = try takeLock(files, .shared)
         defer { releaseLock(.shared) }
-        try catchUp(files)
+        if readsThroughMappings { try catchUpMapped(files) } else { try catchUp(files) }
         return pendingChanges.count > before
     }
 
@@ -181,7 +200,13 @@ extension StoreCore {
 
     /// Reloads everything from the files with `key`, upgrading to the exclusive lock if an
     /// interrupted write must be repaired or damage handled first.
-    func reload(_ files: StoreFiles, key: CryptKey?, policy: StoreLoader.DamagePolicy) throws(MappedKVError) {
+    ///
+    /// With `allowsMapped`, the store reads through its mappings instead if it may
+    /// (StoreCore+MappedReads.swift); the callers that go on to use the private state pass false.
+    func reload(
+        _ files: StoreFiles, key: CryptKey?, policy: StoreLoader.DamagePolicy, allowsMapped: Bool = false
+    ) throws(MappedKVError) {
+        if allowsMapped, !isMemoryReleased, enterMappedReads(files) { return }
         let access: StoreLoader.Access =
             configuration.isReadOnly
             ? .readOnly : (!isMultiProcess || files.lock.exclusiveCount > 0 ? .exclusive : .shared)

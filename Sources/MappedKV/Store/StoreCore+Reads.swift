@@ -22,6 +22,7 @@ extension StoreCore {
 
     /// The number of live keys.
     func count() throws(MappedKVError) -> Int {
+        if readsThroughMappings, let count = try countMapped() { return count }
         try prepareRead()
         guard expiryEnabled else { return index.count }
         let now = configuration.clock.now()
@@ -34,6 +35,9 @@ extension StoreCore {
 
     /// Whether `key` is live.
     func contains(_ key: String) throws(MappedKVError) -> Bool {
+        if readsThroughMappings, case .success(let found)? = try readMapped(forKey: key, { _, range in range != nil }) {
+            return found
+        }
         try prepareRead()
         return liveValueRange(forKey: key) != nil
     }
@@ -41,6 +45,19 @@ extension StoreCore {
     /// Decodes the value of `key` as `V`, or returns nil if the key is absent.
     @inline(__always)
     func value<V: PayloadCodable>(forKey key: String, as type: V.Type) throws(MappedKVError) -> V? {
+        if readsThroughMappings {
+            let read = try readMapped(forKey: key) { (region, range) throws(FormatError) -> V? in
+                try range.map { (range) throws(FormatError) in
+                    try V(payload: UnsafeRawBufferPointer(rebasing: region[range]))
+                }
+            }
+            switch read {
+            case nil: break
+            case .success(let value)?: return value
+            case .failure(let error)?:
+                throw .valueDecodingFailed(key: key, type: "\(V.self)", reason: error.description)
+            }
+        }
         try prepareRead()
         // The lookup and the decode in one borrow of the mirror: each `withUnsafeBytes` of the
         // stored array retains and releases it, two atomic operations.
@@ -60,6 +77,22 @@ extension StoreCore {
     /// returns nil if the key is absent; the buffer is valid only during the call.
     @inline(__always)
     func withBytes<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(MappedKVError) -> R? {
+        if readsThroughMappings {
+            // The bytes are copied before `body` sees them: a torn read is then found (and read
+            // again) before anything of it leaves this function.
+            let read = try readMapped(forKey: key) { (region, range) throws(FormatError) -> [UInt8]? in
+                guard let range else { return nil }
+                var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: region[range]))
+                let length = try cursor.readLength()
+                return Array(try cursor.readBytes(length))
+            }
+            switch read {
+            case nil: break
+            case .success(let bytes)?: return bytes.map { $0.withUnsafeBytes(body) }
+            case .failure(let error)?:
+                throw .valueDecodingFailed(key: key, type: "[UInt8]", reason: error.description)
+            }
+        }
         try prepareRead()
         guard let range = liveValueRange(forKey: key) else { return nil }
         do {
@@ -76,6 +109,16 @@ extension StoreCore {
     /// Calls `body` with the stored payload bytes of `key` where they lie in the mirror, or with
     /// nil if the key is absent: ``payload(forKey:)`` without the copy.
     func withPayload(forKey key: String, _ body: (UnsafeRawBufferPointer?) -> Void) throws(MappedKVError) {
+        if readsThroughMappings,
+            case .success(let payload)? = try readMapped(
+                forKey: key,
+                { region, range in
+                    range.map { Array(region[$0]) }
+                })
+        {
+            guard let payload else { return body(nil) }
+            return payload.withUnsafeBytes { body($0) }
+        }
         try prepareRead()
         guard let range = liveValueRange(forKey: key) else { return body(nil) }
         mirror.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
@@ -83,6 +126,15 @@ extension StoreCore {
 
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
+        if readsThroughMappings,
+            case .success(let payload)? = try readMapped(
+                forKey: key,
+                { region, range in
+                    range.map { Array(region[$0]) }
+                })
+        {
+            return payload
+        }
         try prepareRead()
         guard let range = liveValueRange(forKey: key) else { return nil }
         return Array(mirror[range])

@@ -136,6 +136,7 @@ extension StoreCore {
                 "could not remove the write-back journal", metadata: ["id": "\(location.id)", "error": "\(error)"])
         }
         observed = files.metaStamp()
+        rewroteRegion = true
     }
 
     /// Rewrites the data region as a fresh holder plus every live record (expired ones dropped,

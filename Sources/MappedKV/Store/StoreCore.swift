@@ -121,6 +121,20 @@ final class StoreCore {
     /// The state the index file describes, as far as this instance knows: the one it last wrote
     /// or adopted; nil when unknown.
     var indexFileStamp: MetaStamp?
+    /// Whether gets read through the mapped index file and the data mapping (``MappedOpen``,
+    /// StoreCore+MappedReads.swift); checked first by every get, so, like the state above, it
+    /// skips the dynamic exclusivity checks in release builds.
+    #if !DEBUG
+    @exclusivity(unchecked)
+    #endif
+    var readsThroughMappings = false
+    /// The mapped index file while ``readsThroughMappings``.
+    var mappedFile: MappedIndexFile?
+    /// The live keys while ``readsThroughMappings`` (the mapped file's, changed by the overlay's records).
+    var mappedLiveCount = 0
+    /// Set by a write-back (``commit(_:_:staleEnd:sync:)``): a multi-process write then writes the
+    /// index file for the new state before it releases the lock.
+    var rewroteRegion = false
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.
@@ -141,37 +155,76 @@ final class StoreCore {
         let files = try StoreFiles.open(
             location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess,
             processLock: configuration.processLock, createsIfMissing: configuration.createsIfMissing)
-        let access: StoreLoader.Access = configuration.isReadOnly ? .readOnly : .exclusive
-        let policy = StoreLoader.DamagePolicy.consult(configuration.recoveryHandler)
-        let outcome = try StoreLoader.load(
-            files, key: configuration.cryptKey, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: access,
-            policy: policy, indexFile: configuration.usesIndexFile ? location.indexPath : nil, logger: logger)
-        guard case .loaded(var state) = outcome else {
-            throw .corrupted(id: location.id, reason: .interruptedWriteBack)
-        }
-        if !configuration.isReadOnly {
-            if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize) {
-                files.announceResize(&state.region.meta)
-            }
-            state.stamp = files.metaStamp()
-        }
+        let mapped = Self.mappedOpen(files, configuration: configuration, location: location, logger: logger)
+        let loaded = mapped == nil ? try Self.loadPrivately(files, configuration: configuration, logger: logger) : nil
         self.files = files
+        // After the load has sized the files: the stamp's page is mapped only if the meta holds it.
         self.observedStamp = ObservedStamp(page: files.metaStructMapping())
-        try adopt(state, files)
-        try ensureCheckpoints(files)
-        if state.indexOutcome == .decoded { writeIndexFileIfStale(files) }
-        // What the open found counts as flushed, unless it stored a repair of the meta's size.
-        if flushedStamp == nil, state.region.repair == nil { flushedStamp = files.metaStamp() }
+        if let mapped {
+            adoptMapped(mapped, files)
+            try ensureCheckpoints(files)
+            if flushedStamp == nil { flushedStamp = files.metaStamp() }
+        } else if let loaded {
+            try adopt(loaded, files)
+            try ensureCheckpoints(files)
+            if loaded.indexOutcome == .decoded { writeIndexFileIfStale(files) }
+            // What the open found counts as flushed, unless it stored a repair of the meta's size.
+            if flushedStamp == nil, loaded.region.repair == nil { flushedStamp = files.metaStamp() }
+        }
         try systemCall { () throws(SystemError) in
             try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive)
         }
         logger.debug(
             "opened store",
             metadata: [
-                "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(mirror.count)",
+                "id": "\(location.id)", "readsThroughMappings": "\(readsThroughMappings)",
+                "actualSize": "\(actualSize)",
                 "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
                 "multiProcess": "\(isMultiProcess)",
             ])
+    }
+
+    /// Loads the files for the private state (the mirror and index), under the lock the open
+    /// holds, and sizes them for writing.
+    private static func loadPrivately(
+        _ files: StoreFiles, configuration: Configuration, logger: Logger
+    ) throws(MappedKVError) -> StoreLoader.LoadedState {
+        let access: StoreLoader.Access = configuration.isReadOnly ? .readOnly : .exclusive
+        let policy = StoreLoader.DamagePolicy.consult(configuration.recoveryHandler)
+        let outcome = try StoreLoader.load(
+            files, key: configuration.cryptKey, treatsStoreAsPlain: configuration.treatsStoreAsPlain, access: access,
+            policy: policy, indexFile: configuration.usesIndexFile ? files.location.indexPath : nil, logger: logger)
+        guard case .loaded(var state) = outcome else {
+            throw .corrupted(id: files.location.id, reason: .interruptedWriteBack)
+        }
+        if !configuration.isReadOnly {
+            let pageSize = PageSize.current
+            let capacity = PageSize.roundUp(max(configuration.expectedCapacity, 0), pageSize: pageSize)
+            if try files.ensureSizes(minimumDataSize: capacity, pageSize: pageSize) {
+                files.announceResize(&state.region.meta)
+            }
+            state.stamp = files.metaStamp()
+        }
+        return state
+    }
+
+    /// The state for reading through the mappings (``MappedOpen``), if the store may and the
+    /// index file describes it, and the files need no growth first; it holds the mapped-reader
+    /// lock of a multi-process store.
+    private static func mappedOpen(
+        _ files: StoreFiles, configuration: Configuration, location: StoreLocation, logger: Logger
+    ) -> MappedOpen? {
+        let pageSize = PageSize.current
+        let capacity = PageSize.roundUp(max(configuration.expectedCapacity, 0), pageSize: pageSize)
+        let sized =
+            configuration.isReadOnly
+            || (files.dataFileSize >= capacity && files.dataFileSize % pageSize == 0
+                && files.metaFileSize >= pageSize && files.metaFileSize % pageSize == 0)
+        guard sized, MappedOpen.isEligible(configuration, files: files, key: configuration.cryptKey),
+            let open = MappedOpen.attempt(files, path: location.indexPath, logger: logger)
+        else { return nil }
+        if configuration.isMultiProcess, !files.holdMappedReaderLock() { return nil }
+        return open
     }
 
     /// Takes over a loaded state, writing it back first if it is a recovery the files do not hold.
@@ -200,6 +253,7 @@ final class StoreCore {
     func close() {
         closeDurably()
         if let files { writeIndexFileIfStale(files) }
+        dropMappedReads(files)
         files?.close()
         files = nil
         observedStamp.withdraw()
@@ -242,5 +296,5 @@ final class StoreCore {
     /// Whether a new open of the same path may share this instance: its files are open (not
     /// closed after an I/O failure) and the data file was not deleted.
     var isShareable: Bool { files?.isLinked ?? false }
-    var actualSize: Int { mirror.count }
+    var actualSize: Int { readsThroughMappings ? Int(observed.actualSize) : mirror.count }
 }

@@ -141,8 +141,12 @@ final class StoreFiles {
     }
 
     /// Sets the data file's size and remaps it. Growth reserves disk blocks; bytes past the old end read as zeros.
+    /// A shrink is skipped while another process reads through its mapping of the file
+    /// (``holdMappedReaderLock()``): its reads would fault past the new end. The file then keeps
+    /// its size, which the meta does not record.
     func resizeData(to size: Int) throws(MappedKVError) {
         precondition(!isReadOnly)
+        if size < data.length, mappedReadersPresent() { return }
         try systemCall { () throws(SystemError) in
             if size > data.length {
                 try dataFile.allocate(upTo: size)
@@ -152,6 +156,31 @@ final class StoreFiles {
             try data.remap(file: dataFile, length: size)
         }
         recorder?.record(.dataSize(size))
+    }
+
+    /// When the data and meta files last changed (``FileDescriptor/modificationTime()``), or
+    /// nil if either cannot be examined.
+    func modificationTimes() -> (data: UInt64, meta: UInt64)? {
+        guard let data = try? dataFile.modificationTime(), let meta = try? metaFile.modificationTime() else {
+            return nil
+        }
+        return (data, meta)
+    }
+
+    /// Takes the mapped-reader lock (``StoreLock/mappedReaderByte``) shared; false if a shrink
+    /// holds it or it cannot be taken.
+    func holdMappedReaderLock() -> Bool {
+        (try? ByteRangeLock.tryLock(metaFile, offset: StoreLock.mappedReaderByte, length: 1, kind: .shared)) ?? false
+    }
+
+    /// Releases the mapped-reader lock.
+    func releaseMappedReaderLock() {
+        try? ByteRangeLock.unlock(metaFile, offset: StoreLock.mappedReaderByte, length: 1)
+    }
+
+    /// Whether another process reads through its mapping of the data file.
+    func mappedReadersPresent() -> Bool {
+        (try? ByteRangeLock.isLockedByOthers(metaFile, offset: StoreLock.mappedReaderByte, length: 1)) ?? true
     }
 
     /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), as they are, and

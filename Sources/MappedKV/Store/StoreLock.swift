@@ -20,6 +20,9 @@ enum StoreLock {
     static let flockSharerByte = 2
     /// The meta-file byte every shared-memory-lock sharer holds shared.
     static let sharedMemorySharerByte = 3
+    /// The meta file's byte that a process reading through its mappings holds shared (OFD lock),
+    /// so that no process shrinks the data file under its reads (docs/FORMAT.md 12.5).
+    static let mappedReaderByte = 4
 
     /// Takes the lock; true if another process may have written since (see ``FileLock/lock(_:)``
     /// and ``SharedMemoryLock/lock(_:)``).

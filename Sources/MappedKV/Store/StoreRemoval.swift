@@ -31,7 +31,11 @@ enum StoreRemoval {
         }
         let old = try held.currentMeta()
         try unlink(location.journalPath)
-        if Directory.fileExists(location.dataPath) {
+        // A process reading through its mapping of the data file (FORMAT.md 12.5) would fault on
+        // a truncated file: the file is then left at its size; the meta below empties the store.
+        let readersMapIt =
+            (try? ByteRangeLock.isLockedByOthers(held.metaFile, offset: StoreLock.mappedReaderByte, length: 1)) ?? true
+        if Directory.fileExists(location.dataPath), !readersMapIt {
             try systemCall { () throws(SystemError) in
                 let data = try FileDescriptor.open(location.dataPath, access: .readWriteCreate)
                 defer { data.close() }

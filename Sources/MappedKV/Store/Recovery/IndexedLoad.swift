@@ -22,6 +22,9 @@ enum IndexedLoad {
         case adoptedWithTail(records: Int)
         /// The log was decoded (no usable index file, or the index file is off).
         case decoded
+        /// The store reads through its mappings (``MappedOpen``): nothing was copied or decoded
+        /// but the records written after the file's state.
+        case mapped
     }
 
     /// The state of `files` built from the index file at `path`, or nil if the file cannot be

@@ -1,0 +1,180 @@
+import MappedKVFormat
+import MappedKVIO
+import Synchronization
+
+// Reading through the mappings (docs/FORMAT.md 12.5): after a ``MappedOpen``, gets, `contains`
+// and `count` find keys in the mapped index file and, for records written since its state, in
+// ``StoreCore/index`` (then an overlay that keeps deletions), and decode values from the shared
+// data mapping. ``StoreCore/mirror`` stays empty. Everything else (writes, walks, exclusive
+// sections) first leaves this mode: it reloads the private state as any open would.
+//
+// A read in a multi-process store checks the meta's sequence after it has decoded: every
+// in-place rewrite by the processes that may share such a store stores a new sequence before it
+// touches the region (the journal's marker, FORMAT.md 8.3), so an unchanged sequence means the
+// bytes read were not being rewritten; a changed one sends the read back through the catch-up.
+// No process shrinks the data file while another reads through its mapping (the reader lock of
+// 12.5), so a read never faults past the file's end.
+extension StoreCore {
+    /// Takes the state of `open`: the store reads through its mappings from now on.
+    func adoptMapped(_ open: MappedOpen, _ files: StoreFiles) {
+        meta = open.meta
+        header = open.dataHeader
+        mirror = []
+        index = open.overlay
+        recordCount = open.recordCount
+        cipher = nil
+        expiryEnabled = open.expiryEnabled
+        mappedFile = open.file
+        mappedLiveCount = open.liveCount
+        readsThroughMappings = true
+        indexOutcome = .mapped
+        indexFileStamp = open.file.header.stamp
+        observed = open.stamp
+        isMemoryReleased = false
+    }
+
+    /// Tries to read `files` through their mappings; false leaves the state as it was.
+    func enterMappedReads(_ files: StoreFiles) -> Bool {
+        guard MappedOpen.isEligible(configuration, files: files, key: cryptKey),
+            let open = MappedOpen.attempt(files, path: location.indexPath, logger: logger)
+        else { return false }
+        if isMultiProcess, !files.holdMappedReaderLock() { return false }
+        adoptMapped(open, files)
+        return true
+    }
+
+    /// Stops reading through the mappings and loads the private state instead, under the lock
+    /// the caller holds (any, in multi-process mode).
+    func leaveMappedReads(_ files: StoreFiles) throws(MappedKVError) {
+        guard readsThroughMappings else { return }
+        dropMappedReads(files)
+        try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler), allowsMapped: false)
+    }
+
+    /// ``leaveMappedReads(_:)`` for a caller that holds no lock.
+    func leaveMappedReadsUnderSharedLock(_ files: StoreFiles) throws(MappedKVError) {
+        if isMultiProcess { _ = try takeLock(files, .shared) }
+        defer { if isMultiProcess { releaseLock(.shared) } }
+        try leaveMappedReads(files)
+    }
+
+    /// Forgets the mapped state (the private state is empty until the caller loads it).
+    func dropMappedReads(_ files: StoreFiles?) {
+        guard readsThroughMappings else { return }
+        readsThroughMappings = false
+        mappedFile = nil
+        mappedLiveCount = 0
+        index = KeyIndex()
+        if isMultiProcess { files?.releaseMappedReaderLock() }
+    }
+
+    /// Reads `key` through the mappings: `body` gets the region and the live value range (nil:
+    /// absent or expired). Returns nil if the store left mapped reads meanwhile, for the caller
+    /// to read as usual.
+    @inline(never)
+    func readMapped<R>(
+        forKey key: String, _ body: (UnsafeRawBufferPointer, Range<Int>?) throws(FormatError) -> R
+    ) throws(MappedKVError) -> Result<R, FormatError>? {
+        while readsThroughMappings {
+            guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
+            let stamp = files.metaStamp()
+            if isMultiProcess, stamp != observed {
+                try catchUpMappedUnderSharedLock(files)
+                continue
+            }
+            guard let file = mappedFile else { return nil }
+            let region = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + Int(observed.actualSize))])
+            let range = Self.withBytes(of: key) { mappedValueRange(forKey: $0, file: file, in: region) }
+            let result = Result { () throws(FormatError) in try body(region, range) }
+            if isMultiProcess {
+                atomicMemoryFence(ordering: .acquiring)
+                if files.metaStamp().sequence != stamp.sequence { continue }
+            }
+            return result
+        }
+        return nil
+    }
+
+    /// The number of live keys read through the mappings, or nil if the store is not in that
+    /// mode or must count expiry times (which only the walk of the private state does).
+    func countMapped() throws(MappedKVError) -> Int? {
+        guard readsThroughMappings, !expiryEnabled, let files else { return nil }
+        if isMultiProcess, files.metaStamp() != observed { try catchUpMappedUnderSharedLock(files) }
+        return readsThroughMappings ? mappedLiveCount : nil
+    }
+
+    /// The live value range of `key` (its UTF-8 bytes): the overlay's record if it has one (a
+    /// deletion: absent), else the mapped buckets'.
+    @inline(__always)
+    private func mappedValueRange(
+        forKey key: UnsafeRawBufferPointer, file: MappedIndexFile, in region: UnsafeRawBufferPointer
+    ) -> Range<Int>? {
+        let slot: ValueSlot
+        if let recent = index.slot(for: key, in: region) {
+            guard recent.valueLength > 0 else { return nil }
+            slot = recent
+        } else if let stored = file.slot(for: key, in: region) {
+            slot = stored
+        } else {
+            return nil
+        }
+        guard expiryEnabled else { return slot.valueRange }
+        return liveValueRange(slot, now: configuration.clock.now(), in: region)
+    }
+
+    private func catchUpMappedUnderSharedLock(_ files: StoreFiles) throws(MappedKVError) {
+        _ = try takeLock(files, .shared)
+        defer { releaseLock(.shared) }
+        try catchUpMapped(files)
+    }
+
+    /// ``catchUp(_:)`` of a store reading through its mappings, under a lock: records appended
+    /// by another process go into the overlay; anything else maps the index file again if it
+    /// describes the new state, or leaves this mode.
+    func catchUpMapped(_ files: StoreFiles) throws(MappedKVError) {
+        let stamp = files.metaStamp()
+        let fileSize = try files.currentDataFileSize()
+        guard stamp != observed || fileSize != files.dataFileSize else { return }
+        publishesObserved = false
+        defer {
+            publishesObserved = true
+            publishObserved()
+        }
+        if fileSize != files.dataFileSize { try files.refreshMappings() }
+        let change: ExternalChange.Kind
+        if let records = appendMappedTail(files, stamp) {
+            change = .appended(records: records)
+        } else {
+            dropMappedReads(files)
+            try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler), allowsMapped: true)
+            change = .reloaded
+        }
+        metrics?.countCatchUp(change)
+        pendingChanges.append(ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, records: nil))
+        signal.pending.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Files the records another process appended in the overlay, if the sequence is the same
+    /// and the new bytes extend the CRC to the stored one; how many, or nil.
+    private func appendMappedTail(_ files: StoreFiles, _ stamp: MetaStamp) -> Int? {
+        let oldLength = Int(observed.actualSize)
+        let newLength = Int(stamp.actualSize)
+        guard let file = mappedFile, stamp.sequence == observed.sequence, meta.holdsActualSize, newLength > oldLength,
+            4 + newLength <= files.dataFileSize
+        else { return nil }
+        let region = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + newLength)])
+        let tail = UnsafeRawBufferPointer(rebasing: region[oldLength...])
+        guard CRC32.update(observed.crcDigest, tail) == stamp.crcDigest else { return nil }
+        var open = MappedOpen(
+            file: file, meta: meta, dataHeader: header, stamp: stamp, overlay: index, liveCount: mappedLiveCount,
+            recordCount: recordCount)
+        guard let records = open.fileRecords(in: region, from: oldLength) else { return nil }
+        index = open.overlay
+        mappedLiveCount = open.liveCount
+        recordCount = open.recordCount
+        meta.crcDigest = stamp.crcDigest
+        meta.actualSize = stamp.actualSize
+        observed = stamp
+        return records
+    }
+}

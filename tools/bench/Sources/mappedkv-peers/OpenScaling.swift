@@ -172,6 +172,7 @@ struct OpenScaling {
             holds: mode.isMultiProcess, random: &random)
         figures[.secondAnonymous] = Double(memory.anonymous)
         figures[.secondPrivate] = Double(memory.privateTotal)
+        figures[.secondPrivateClean] = Double(memory.privateClean)
         figures[.secondTotal] = Double(memory.total)
         figures[.secondAnonymousAdded] = Double(memory.anonymous - memory.anonymousBefore)
         figures[.secondPrivateAdded] = Double(memory.privateTotal - memory.privateBefore)

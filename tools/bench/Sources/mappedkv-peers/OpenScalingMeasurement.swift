@@ -169,6 +169,7 @@ enum OpenScalingMeasurement {
 struct SecondProcessMemory {
     var anonymous: Int
     var privateTotal: Int
+    var privateClean: Int
     var total: Int
     var anonymousBefore: Int
     var privateBefore: Int
@@ -181,11 +182,13 @@ struct SecondProcessMemory {
             if parts.count == 2, let value = Int(parts[1]) { fields[String(parts[0])] = value }
         }
         guard let anonymous = fields["rss_anon_kb"], let privateTotal = fields["private_kb"],
-            let total = fields["vm_rss_kb"], let anonymousBefore = fields["rss_anon_before_kb"],
+            let privateClean = fields["private_clean_kb"], let total = fields["vm_rss_kb"],
+            let anonymousBefore = fields["rss_anon_before_kb"],
             let privateBefore = fields["private_before_kb"]
         else { throw BenchError("the second process printed \(line.debugDescription)") }
         self.anonymous = anonymous
         self.privateTotal = privateTotal
+        self.privateClean = privateClean
         self.total = total
         self.anonymousBefore = anonymousBefore
         self.privateBefore = privateBefore

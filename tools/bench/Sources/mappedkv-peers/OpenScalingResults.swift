@@ -19,6 +19,7 @@ enum OpenScalingMetric: String, CaseIterable {
     case processFloor = "process_floor_ms"
     case secondAnonymous = "second_process_rss_anon_mb"
     case secondPrivate = "second_process_private_mb"
+    case secondPrivateClean = "second_process_private_clean_mb"
     case secondTotal = "second_process_vmrss_mb"
     case secondAnonymousAdded = "second_process_rss_anon_added_mb"
     case secondPrivateAdded = "second_process_private_added_mb"
@@ -36,7 +37,9 @@ enum OpenScalingMetric: String, CaseIterable {
     var scale: Double {
         switch self {
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction: 1e-6
-        case .secondAnonymous, .secondPrivate, .secondTotal, .secondAnonymousAdded, .secondPrivateAdded: 1.0 / 1024
+        case .secondAnonymous, .secondPrivate, .secondPrivateClean, .secondTotal, .secondAnonymousAdded,
+            .secondPrivateAdded:
+            1.0 / 1024
         case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
             .getRandomAfterWrite, .set:
             1
@@ -81,6 +84,10 @@ enum OpenScalingMetric: String, CaseIterable {
         case .secondPrivate:
             "Private_Clean + Private_Dirty of that second process, from /proc/self/smaps_rollup: its pages no "
                 + "other process maps."
+        case .secondPrivateClean:
+            "The Private_Clean part of second_process_private_mb: clean pages, mostly of the store's files, that "
+                + "the second process maps and no other process does (page cache the kernel may drop); the rest, "
+                + "Private_Dirty, is mostly its anonymous memory."
         case .secondTotal:
             "VmRSS of that second process (MMKV: the driver's rss_kb)."
         case .secondAnonymousAdded:

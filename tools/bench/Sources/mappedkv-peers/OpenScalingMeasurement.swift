@@ -120,7 +120,8 @@ enum OpenScalingMeasurement {
     }
 
     /// A reader's first get after another process rewrote the store. In a copy of the store (so
-    /// that the next round finds it as built): this process opens it and gets one key; a child
+    /// that the next round finds it as built; ``OpenScalingStore/adoptCopy(directory:)`` makes its
+    /// index file describe the copy): this process opens it and gets one key; a child
     /// (``OpenScalingChild``, `overwrite`) overwrites every tenth key i with ~i and calls
     /// ``OpenScalingStore/writeBack()`` (for MappedKV a full write-back, `trim()`), and exits;
     /// then this process gets one random overwritten key (timed, its new value checked: the
@@ -133,6 +134,7 @@ enum OpenScalingMeasurement {
         try Scratch.remove(copy)
         try FileManager.default.copyItem(atPath: directory, toPath: copy)
         defer { try? Scratch.remove(copy) }
+        try S.adoptCopy(directory: copy)
         let reader = try S(directory: copy)
         defer { try? reader.close() }
         let before = pick(n, &random)

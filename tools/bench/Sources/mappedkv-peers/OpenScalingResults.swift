@@ -115,7 +115,8 @@ enum OpenScalingMetric: String, CaseIterable {
             "N sets of the Int32 i under `int-<i>` in key order on a fresh store, per set (the first round's are "
                 + "the build's). MMKV: the driver's set-bench."
         case .firstGetAfterCompaction:
-            "In a copy of the store: the bench's process opens it and gets one key; a writer process overwrites "
+            "In a copy of the store (for MappedKV opened and closed once, untimed, so that its index file describes "
+                + "the copy's data file): the bench's process opens it and gets one key; a writer process overwrites "
                 + "every tenth key and exits after MappedKV's `trim()` (a full write-back; LMDB: its commits); then "
                 + "the reader's first get of an overwritten key, timed, its new value checked. Not for single-process "
                 + "MappedKV, whose reader would keep the writer out."

@@ -61,8 +61,21 @@ package struct IndexFileHeader: Equatable, Sendable {
 
     package init() {}
 
-    /// The bytes of the whole file: the header, zeros to ``bucketsOffset``, then `buckets`.
-    package var fileSize: Int { Self.bucketsOffset + Int(bucketCount) * Self.bucketSize }
+    /// The bytes of bucket pages a page CRC covers: a store reading through its mappings checks
+    /// each page of buckets the first time it probes it, not the whole table at open.
+    package static let bucketPageSize = 4096
+
+    /// The number of bucket pages (the last may be short).
+    package var bucketPageCount: Int {
+        (Int(bucketCount) * Self.bucketSize + Self.bucketPageSize - 1) / Self.bucketPageSize
+    }
+
+    /// Where the page CRCs start: after the buckets, one 4-byte CRC-32 per bucket page.
+    package var pageCRCsOffset: Int { Self.bucketsOffset + Int(bucketCount) * Self.bucketSize }
+
+    /// The bytes of the whole file: the header, zeros to ``bucketsOffset``, the buckets, then
+    /// the CRC of each page of buckets.
+    package var fileSize: Int { pageCRCsOffset + bucketPageCount * 4 }
 
     /// The 144 header bytes, with the header CRC filled in.
     package func serialized() -> [UInt8] {

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import MappedKVFormat
 import Testing
 
 @testable import MappedKV
@@ -55,6 +57,33 @@ struct MappedReadsTests {
         }
     }
 
+    @Test("a damaged page of buckets is found at the first lookup that reads it; reads stay right")
+    func damagedBucketPage() throws {
+        let dir = TemporaryDirectory("mapped-bucket-damage")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        for i in 0..<5_000 { try store.set(Int64(i), forKey: "k\(i)") }
+        store.close()
+        // Every bucket page gets one flipped bit (an empty bucket may become a full one, or the
+        // reverse), behind a header that still checks.
+        let path = dir.file("s.index")
+        var bytes = try #require(fileBytes(path))
+        let header = try bytes.withUnsafeBytes { try IndexFileHeader(parsing: $0) }
+        for page in 0..<header.bucketPageCount {
+            bytes[IndexFileHeader.bucketsOffset + page * IndexFileHeader.bucketPageSize + 13] ^= 0x04
+        }
+        try writeFile(path, bytes)
+        // The open itself looks up the store-kind marker (a probe of one page), so the damage may
+        // be found there already.
+        let damaged = try MappedKV(id: "s", directory: dir.path)
+        for i in 0..<5_000 { #expect(try damaged.int64(forKey: "k\(i)") == Int64(i)) }
+        #expect(try damaged.int64(forKey: "absent") == nil)
+        #expect(!Self.isMapped(damaged), "the first damaged page sent the store to its private state")
+        damaged.close()
+        let repaired = try MappedKV(id: "s", directory: dir.path)
+        #expect(Self.isMapped(repaired), "the close wrote a sound file")
+        for i in stride(from: 0, to: 5_000, by: 7) { #expect(try repaired.int64(forKey: "k\(i)") == Int64(i)) }
+    }
+
     @Test("random operations and reopens read exactly what a dictionary holds", arguments: 1...8)
     func againstModel(seed: UInt64) throws {
         let dir = TemporaryDirectory("mapped-model-\(seed)")
@@ -87,5 +116,65 @@ struct MappedReadsTests {
         let last = try MappedKV(id: "s", directory: dir.path)
         #expect(Self.isMapped(last))
         try IndexFileTests.expectMatches(last, model, "seed \(seed) at the end")
+    }
+}
+
+/// Power loss and the index file (docs/FORMAT.md 12.5): a file from another boot vouches for
+/// nothing, because the page cache that held what it describes is gone.
+@Suite("Reads through the mappings after a reboot")
+struct MappedReadsRebootTests {
+    /// The modification time of `path`, to put back after a change that stands for a power loss
+    /// (which leaves no new time behind).
+    static func modificationTime(_ path: String) -> timespec {
+        var info = stat()
+        _ = stat(path, &info)
+        return info.st_mtim
+    }
+
+    static func setModificationTime(_ path: String, _ time: timespec) {
+        var times = [time, time]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
+    }
+
+    @Test("a file written in another boot makes the open check the region, and a lost page is found")
+    func anotherBoot() throws {
+        let dir = TemporaryDirectory("mapped-reboot")
+        let store = try MappedKV(id: "s", directory: dir.path)
+        for i in 0..<300 { try store.set("value \(i)", forKey: "k\(i)") }
+        store.close()
+        let dataPath = dir.file("s")
+        let dataTime = Self.modificationTime(dataPath)
+        let metaTime = Self.modificationTime(dir.file("s.crc"))
+
+        // The same files in this boot, their times unchanged: the open maps them without the CRC.
+        let unchanged = try MappedKV(id: "s", directory: dir.path)
+        #expect(MappedReadsTests.isMapped(unchanged))
+        unchanged.close()
+
+        // A page of the region the meta still counts reads as zeros, as after a power failure that
+        // lost it, and the index file says it was written in another boot.
+        var data = try #require(fileBytes(dataPath))
+        for offset in 64..<128 { data[offset] = 0 }
+        try writeFile(dataPath, data)
+        Self.setModificationTime(dataPath, dataTime)
+        Self.setModificationTime(dir.file("s.crc"), metaTime)
+        // In the boot that wrote the index file, with the files' times as it recorded them, the
+        // open trusts what that boot verified: this is the rule the reboot below must undo.
+        let trusted = try MappedKV(
+            id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { _ in .fail }))
+        #expect(MappedReadsTests.isMapped(trusted))
+        trusted.close()
+        let indexPath = dir.file("s.index")
+        var index = try #require(fileBytes(indexPath))
+        var header = try index.withUnsafeBytes { try IndexFileHeader(parsing: $0) }
+        header.bootID = header.bootID.map { $0 ^ 0xFF }
+        let serialized = header.serialized()
+        index.replaceSubrange(0..<serialized.count, with: serialized)
+        try writeFile(indexPath, index)
+
+        #expect(throws: MappedKVError.self) {
+            _ = try MappedKV(
+                id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { _ in .fail }))
+        }
     }
 }

@@ -130,8 +130,13 @@ public struct Configuration: Sendable {
     /// adopts the index it holds instead of decoding the whole log, or false for a store that
     /// must be exactly its two MMKV files: then nothing reads or writes that file. The file is
     /// checked before it is used and never changes a value a read returns (docs/FORMAT.md 12);
-    /// a writable open writes it after decoding the log and when it closes. Every open of a
-    /// store in one process shares the first open's choice.
+    /// a writable open writes it after decoding the log and when it closes.
+    ///
+    /// A plain store opened single-process for writing, or multi-process with
+    /// ``ProcessLock/sharedMemory``, then reads through its mappings: gets decode from the mapped
+    /// data file and probe the mapped index file, so the open copies nothing and processes share
+    /// one copy of both; its first write loads a private copy, as any other store keeps. Every
+    /// open of a store in one process shares the first open's choice.
     public var usesIndexFile: Bool
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,

@@ -85,9 +85,12 @@ enum IndexFile {
         do throws(SystemError) {
             let file = try FileDescriptor.open(temporary, access: .writeTruncate)
             defer { file.close() }
+            let pageCRCs = snapshot.index.entries.withUnsafeBytes { Self.pageCRCs(of: $0) }
             try front.withRawBytes { (head) throws(SystemError) in
                 try snapshot.index.entries.withUnsafeBytes { buckets in
-                    Result { () throws(SystemError) in try file.write([head, buckets], at: 0) }
+                    pageCRCs.withUnsafeBytes { crcs in
+                        Result { () throws(SystemError) in try file.write([head, buckets, crcs], at: 0) }
+                    }
                 }.get()
             }
             try Directory.rename(temporary, to: path)
@@ -98,6 +101,14 @@ enum IndexFile {
             return false
         }
         #endif
+    }
+
+    /// The CRC-32 of each ``IndexFileHeader/bucketPageSize`` bytes of `buckets`, little-endian.
+    static func pageCRCs(of buckets: UnsafeRawBufferPointer) -> [UInt32] {
+        stride(from: 0, to: buckets.count, by: IndexFileHeader.bucketPageSize).map { start in
+            let end = min(start + IndexFileHeader.bucketPageSize, buckets.count)
+            return CRC32.update(0, UnsafeRawBufferPointer(rebasing: buckets[start..<end])).littleEndian
+        }
     }
 
     /// An open index file whose header parsed: the buckets are read only once the header has

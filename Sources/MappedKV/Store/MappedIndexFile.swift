@@ -2,13 +2,29 @@ import Logging
 import MappedKVFormat
 import MappedKVIO
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An index file mapped read-only, whose buckets a store in mapped mode probes where they lie
 /// (docs/FORMAT.md 12.5), shared through the page cache with every process that maps it.
 ///
 /// Writers never change an index file in place: they write a new one and rename it over the old
 /// (``IndexFile/write(_:key:to:logger:)``), so the file this maps never changes under it and stays
 /// valid until it is unmapped, whatever is written after.
+///
+/// The buckets are checked a page at a time, against the page CRCs after them, the first time a
+/// probe reads the page (``verifiedPages``), so that an open costs the same at any size and a
+/// damaged bucket is still never used.
 final class MappedIndexFile {
+    /// What a lookup found.
+    enum Lookup {
+        case found(ValueSlot)
+        case absent
+        /// A page of buckets the probe needed does not match its CRC: the file cannot answer.
+        case damaged
+    }
+
     let header: IndexFileHeader
     private let region: MappedRegion
     /// The buckets, in the mapping.
@@ -16,6 +32,10 @@ final class MappedIndexFile {
     /// How far a hash is shifted right to give its home bucket (as ``KeyIndex`` computes it).
     let homeShift: UInt32
     let hasher: KeyHasher
+    /// The page CRCs, in the mapping.
+    private let pageCRCs: UnsafeRawBufferPointer
+    /// One bit per bucket page, set once the page matched its CRC (private to this process).
+    private let verifiedPages: UnsafeMutableBufferPointer<UInt64>
 
     private init(header: IndexFileHeader, region: MappedRegion) {
         self.header = header
@@ -31,7 +51,12 @@ final class MappedIndexFile {
         }
         homeShift = count > 1 ? 31 - UInt32(truncatingIfNeeded: count.trailingZeroBitCount) : 31
         hasher = KeyHasher(seed: header.seed)
+        pageCRCs = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(region.bytes)[header.pageCRCsOffset...])
+        verifiedPages = .allocate(capacity: (header.bucketPageCount + 63) / 64)
+        verifiedPages.initialize(repeating: 0)
     }
+
+    deinit { verifiedPages.deallocate() }
 
     /// Maps the plain store's index file at `path`, if its header parses and the file is whole;
     /// the caller checks that it describes the store.
@@ -62,20 +87,52 @@ final class MappedIndexFile {
         #endif
     }
 
-    /// Whether the bucket bytes' CRC is the header's.
-    func bucketsMatchCRC() -> Bool {
-        CRC32.update(0, UnsafeRawBufferPointer(buckets)) == header.bucketsCRC
+    /// Whether the page of buckets that holds `bucket` matches its CRC, checking it the first time.
+    @inline(__always)
+    private func isVerified(bucket: Int) -> Bool {
+        let page = bucket &* IndexFileHeader.bucketSize / IndexFileHeader.bucketPageSize
+        if verifiedPages[page &>> 6] & (1 &<< UInt64(page & 63)) != 0 { return true }
+        return verify(page: page)
     }
 
-    /// The slot of `key` among the buckets, reading records from `region`, or nil if absent.
-    @inline(__always)
-    func slot(for key: UnsafeRawBufferPointer, in region: UnsafeRawBufferPointer) -> ValueSlot? {
-        guard !buckets.isEmpty else { return nil }
+    @inline(never)
+    private func verify(page: Int) -> Bool {
+        let all = UnsafeRawBufferPointer(buckets)
+        let start = page * IndexFileHeader.bucketPageSize
+        let end = min(start + IndexFileHeader.bucketPageSize, all.count)
+        let stored = UInt32(littleEndian: pageCRCs.loadUnaligned(fromByteOffset: page * 4, as: UInt32.self))
+        guard CRC32.update(0, UnsafeRawBufferPointer(rebasing: all[start..<end])) == stored else { return false }
+        verifiedPages[page &>> 6] |= 1 &<< UInt64(page & 63)
+        return true
+    }
+
+    /// The slot of `key` among the buckets, reading records from `region`. The probe is
+    /// ``KeyIndex``'s, with each page of buckets checked before it is read, and it gives up
+    /// (damaged) after visiting every bucket, so that no file, however damaged, makes it loop.
+    func slot(for key: UnsafeRawBufferPointer, in region: UnsafeRawBufferPointer) -> Lookup {
+        guard !buckets.isEmpty, let keyBase = key.baseAddress, let regionBase = region.baseAddress else {
+            return .absent
+        }
         let full = hasher.hash(key)
         let hash = UInt32(truncatingIfNeeded: full ^ (full >> 32)) & KeyIndex.hashMask
-        let home = Int(truncatingIfNeeded: hash &>> homeShift)
-        let (position, found) = KeyIndex.probe(buckets, from: home, for: key, hash: hash, in: region)
-        guard found else { return nil }
-        return KeyIndex.slot(of: buckets[position], in: region)
+        let mask = buckets.count - 1
+        var position = Int(truncatingIfNeeded: hash &>> homeShift)
+        guard isVerified(bucket: position) else { return .damaged }
+        for _ in 0..<buckets.count {
+            let entry = buckets[position]
+            if entry.isEmpty { return .absent }
+            if entry.tag == hash, let slot = KeyIndex.slot(of: entry, in: region), Int(slot.keyLength) == key.count,
+                memcmp(regionBase + Int(slot.keyStart), keyBase, key.count) == 0
+            {
+                return .found(slot)
+            }
+            position = (position + 1) & mask
+            if position % (IndexFileHeader.bucketPageSize / IndexFileHeader.bucketSize) == 0,
+                !isVerified(bucket: position)
+            {
+                return .damaged
+            }
+        }
+        return .damaged
     }
 }

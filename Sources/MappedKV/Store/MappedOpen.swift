@@ -73,12 +73,7 @@ struct MappedOpen {
             guard CRC32.update(0, UnsafeRawBufferPointer(rebasing: region[0..<indexedSize])) == header.stamp.crcDigest
             else { return nil }
         }
-        // The buckets are checked whatever the boot: a damaged bucket would send a lookup to the
-        // wrong record, and a miss cannot be told from an absent key.
-        guard file.bucketsMatchCRC() else {
-            logger.notice("index file not used", metadata: ["path": "\(path)", "reason": "its buckets' CRC differs"])
-            return nil
-        }
+        // The buckets are checked a page at a time as lookups reach them (MappedIndexFile).
         var open = MappedOpen(
             file: file, meta: meta, dataHeader: dataHeader, stamp: stamp, overlay: KeyIndex(),
             liveCount: Int(header.keyCount), recordCount: Int(header.recordCount))
@@ -108,7 +103,13 @@ struct MappedOpen {
             if let earlier = overlay.slot(for: key, hash: hash, in: region) {
                 wasLive = earlier.valueLength > 0
             } else {
-                wasLive = base.slot(for: key, in: region) != nil
+                switch base.slot(for: key, in: region) {
+                case .found: wasLive = true
+                case .absent: wasLive = false
+                case .damaged:
+                    valid = false
+                    return
+                }
             }
             _ = overlay.update(ValueSlot(record), key: key, hash: hash, in: region)
             live += (record.isDeletion ? 0 : 1) - (wasLive ? 1 : 0)

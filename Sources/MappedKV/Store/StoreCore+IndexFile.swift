@@ -10,7 +10,7 @@ import MappedKVFormat
 // another process reads the file, the stamp in it tells that process so.
 extension StoreCore {
     /// The path the loader tries, or nil when the store keeps no index file.
-    var indexFilePath: String? { configuration.usesIndexFile ? location.indexPath : nil }
+    var indexFilePath: String? { configuration.usesIndexFile && !skipsIndexFileOnce ? location.indexPath : nil }
 
     /// Notes how a load went, before its state is adopted.
     func noteIndexOutcome(_ state: StoreLoader.LoadedState) {

@@ -44,18 +44,24 @@ extension StoreCore {
     }
 
     /// Stops reading through the mappings and loads the private state instead, under the lock
-    /// the caller holds (any, in multi-process mode).
-    func leaveMappedReads(_ files: StoreFiles) throws(MappedKVError) {
+    /// the caller holds (any, in multi-process mode); with `decoding`, from the log alone (the
+    /// index file was found damaged).
+    func leaveMappedReads(_ files: StoreFiles, decoding: Bool = false) throws(MappedKVError) {
         guard readsThroughMappings else { return }
         dropMappedReads(files)
+        if decoding {
+            skipsIndexFileOnce = true
+            indexFileStamp = nil  // so that this process writes a sound one
+        }
+        defer { skipsIndexFileOnce = false }
         try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler), allowsMapped: false)
     }
 
-    /// ``leaveMappedReads(_:)`` for a caller that holds no lock.
-    func leaveMappedReadsUnderSharedLock(_ files: StoreFiles) throws(MappedKVError) {
+    /// ``leaveMappedReads(_:decoding:)`` for a caller that holds no lock.
+    func leaveMappedReadsUnderSharedLock(_ files: StoreFiles, decoding: Bool = false) throws(MappedKVError) {
         if isMultiProcess { _ = try takeLock(files, .shared) }
         defer { if isMultiProcess { releaseLock(.shared) } }
-        try leaveMappedReads(files)
+        try leaveMappedReads(files, decoding: decoding)
     }
 
     /// Forgets the mapped state (the private state is empty until the caller loads it).
@@ -84,7 +90,13 @@ extension StoreCore {
             }
             guard let file = mappedFile else { return nil }
             let region = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + Int(observed.actualSize))])
-            let range = Self.withBytes(of: key) { mappedValueRange(forKey: $0, file: file, in: region) }
+            let lookup = Self.withBytes(of: key) { mappedValueRange(forKey: $0, file: file, in: region) }
+            guard case .found(let range) = lookup else {
+                // A damaged page of the index file: read as if the store had no such file.
+                logger.warning("index file damaged: loading the store", metadata: ["id": "\(location.id)"])
+                try leaveMappedReadsUnderSharedLock(files, decoding: true)
+                return nil
+            }
             let result = Result { () throws(FormatError) in try body(region, range) }
             if isMultiProcess {
                 atomicMemoryFence(ordering: .acquiring)
@@ -103,23 +115,33 @@ extension StoreCore {
         return readsThroughMappings ? mappedLiveCount : nil
     }
 
+    /// What a lookup through the mappings found.
+    enum MappedLookup {
+        /// The live value range, or nil for an absent or expired key.
+        case found(Range<Int>?)
+        /// The index file is damaged where the lookup needed it.
+        case damaged
+    }
+
     /// The live value range of `key` (its UTF-8 bytes): the overlay's record if it has one (a
     /// deletion: absent), else the mapped buckets'.
     @inline(__always)
     private func mappedValueRange(
         forKey key: UnsafeRawBufferPointer, file: MappedIndexFile, in region: UnsafeRawBufferPointer
-    ) -> Range<Int>? {
+    ) -> MappedLookup {
         let slot: ValueSlot
         if let recent = index.slot(for: key, in: region) {
-            guard recent.valueLength > 0 else { return nil }
+            guard recent.valueLength > 0 else { return .found(nil) }
             slot = recent
-        } else if let stored = file.slot(for: key, in: region) {
-            slot = stored
         } else {
-            return nil
+            switch file.slot(for: key, in: region) {
+            case .found(let stored): slot = stored
+            case .absent: return .found(nil)
+            case .damaged: return .damaged
+            }
         }
-        guard expiryEnabled else { return slot.valueRange }
-        return liveValueRange(slot, now: configuration.clock.now(), in: region)
+        guard expiryEnabled else { return .found(slot.valueRange) }
+        return .found(liveValueRange(slot, now: configuration.clock.now(), in: region))
     }
 
     private func catchUpMappedUnderSharedLock(_ files: StoreFiles) throws(MappedKVError) {

@@ -135,6 +135,8 @@ final class StoreCore {
     /// Set by a write-back (``commit(_:_:staleEnd:sync:)``): a multi-process write then writes the
     /// index file for the new state before it releases the lock.
     var rewroteRegion = false
+    /// Set while a load must not use the index file (a lookup found it damaged).
+    var skipsIndexFileOnce = false
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.

@@ -47,9 +47,12 @@ enum IndexFile {
     }
 
     /// Writes `snapshot` to `path`; returns false if it could not, which is logged and leaves any
-    /// earlier file in place (its stamp keeps it from being trusted for a later state).
+    /// earlier file in place (its stamp keeps it from being trusted for a later state). A
+    /// `recorder` (the crash-simulation tests') gets the file's bytes and its rename.
     @discardableResult
-    static func write(_ snapshot: Snapshot, key: CryptKey?, to path: String, logger: Logger) -> Bool {
+    static func write(
+        _ snapshot: Snapshot, key: CryptKey?, to path: String, recorder: WriteRecorder? = nil, logger: Logger
+    ) -> Bool {
         #if _endian(big)
         return false
         #else
@@ -92,6 +95,14 @@ enum IndexFile {
                         Result { () throws(SystemError) in try file.write([head, buckets, crcs], at: 0) }
                     }
                 }.get()
+            }
+            if let recorder {
+                let name = { (path: String) in String(path.split(separator: "/").last ?? "") }
+                var bytes = front
+                snapshot.index.entries.withUnsafeBytes { bytes.append(contentsOf: $0) }
+                pageCRCs.withUnsafeBytes { bytes.append(contentsOf: $0) }
+                recorder.record(.file(name(temporary), offset: 0, bytes: bytes))
+                recorder.record(.renamed(name(temporary), to: name(path)))
             }
             try Directory.rename(temporary, to: path)
             return true

@@ -28,7 +28,7 @@ extension StoreCore {
             index: index, stamp: observed, dataHeader: RegionValidator.header(of: files.dataFileBytes),
             recordCount: recordCount, expiryEnabled: expiryEnabled, identity: files.identity,
             modified: files.modificationTimes())
-        if IndexFile.write(snapshot, key: cryptKey, to: location.indexPath, logger: logger) {
+        if IndexFile.write(snapshot, key: cryptKey, to: location.indexPath, recorder: files.recorder, logger: logger) {
             indexFileStamp = observed
         }
     }

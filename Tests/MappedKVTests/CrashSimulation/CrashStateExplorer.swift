@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVFormat
 import Synchronization
 
 @testable import MappedKV
@@ -31,6 +32,8 @@ struct CrashStateExplorer {
     struct Tally {
         var states = 0
         var crashLosses = 0
+        /// States with an index file that parses beside the store's files.
+        var indexFiles = 0
         var failures: [String] = []
     }
 
@@ -61,6 +64,7 @@ struct CrashStateExplorer {
         let label = "\(workload) seed \(seed) state \(number) (crash after write \(point) of \(recording.writes.count))"
         try Self.clear(directory)
         try image.materialize(id: workload.storeID, in: directory)
+        if try Self.reboot(directory) { tally.indexFiles += 1 }
         let allowed = recording.allowedStates(afterWrites: point).map { explorerView($0, at: recording.checkTime) }
         var errors: [String] = []
         for key in recording.candidateKeys(afterWrites: point) {
@@ -76,6 +80,7 @@ struct CrashStateExplorer {
                 errors.append("open failed: \(error)")
                 try Self.clear(directory)
                 try image.materialize(id: workload.storeID, in: directory)
+                _ = try Self.reboot(directory)
                 continue
             }
             let (loaded, lost) = (opened.contents, opened.lost)
@@ -144,6 +149,27 @@ struct CrashStateExplorer {
         let replay = "\(label)\nMAPPEDKV_EXPLORER_REPLAY=\(workload):\(seed):\(number) swift test --filter PowerLoss\n"
         try replay.write(toFile: folder + "/replay.txt", atomically: true, encoding: .utf8)
         return folder
+    }
+
+    /// What a power failure implies beside the files' bytes: a new boot. Every index file that
+    /// survived whole enough to parse says it was written in another boot (docs/FORMAT.md 12.5),
+    /// as it would after a real reboot, so that no open trusts what the lost page cache held.
+    /// Returns whether there was one.
+    @discardableResult
+    static func reboot(_ directory: String) throws -> Bool {
+        var found = false
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasSuffix(".index") {
+            let path = "\(directory)/\(name)"
+            guard var bytes = fileBytes(path),
+                var header = try? bytes.withUnsafeBytes({ try IndexFileHeader(parsing: $0) })
+            else { continue }
+            header.bootID = header.bootID.map { $0 ^ 0x5A }
+            let serialized = header.serialized()
+            bytes.replaceSubrange(0..<serialized.count, with: serialized)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            found = true
+        }
+        return found
     }
 
     static func clear(_ directory: String) throws {

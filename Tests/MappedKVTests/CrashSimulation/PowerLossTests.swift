@@ -36,11 +36,13 @@ struct PowerLossTests {
         let tally = try explorer.explore(states: states, in: replay.path)
         print(
             "explorer: \(workload) seed \(seed): \(tally.states) states, \(tally.crashLosses) with writes lost, "
+                + "\(tally.indexFiles) with an index file, "
                 + "\(tally.failures.count) violations (\(explorer.recording.writes.count) writes, "
                 + "\(explorer.recording.acknowledgedAt.count) operations)")
         #expect(tally.failures.isEmpty, "\(tally.failures.count) violations: \(tally.failures)")
         CrashSimulationTally.shared.add("power-loss states", tally.states)
         CrashSimulationTally.shared.add("power-loss states with writes lost", tally.crashLosses)
+        CrashSimulationTally.shared.add("power-loss states with an index file", tally.indexFiles)
     }
 
     @Test("the sample reaches states that lose writes: the model bites")

@@ -14,9 +14,9 @@ enum IndexFileOption: String, CaseIterable, ExpressibleByArgument {
     /// Where the command leaves its choice for ``current``.
     static let environmentVariable = "MAPPEDKV_BENCH_INDEX_FILE"
 
-    /// The choice the command left in the environment; off when it left none.
+    /// The choice the command left in the environment; on (the library's default) when it left none.
     static let current: IndexFileOption =
-        getenv(environmentVariable).flatMap { IndexFileOption(rawValue: String(cString: $0)) } ?? .off
+        getenv(environmentVariable).flatMap { IndexFileOption(rawValue: String(cString: $0)) } ?? .on
 
     /// Whether this build of MappedKV can open a store with an index file (`Configuration`'s
     /// `usesIndexFile`). Kept so that a build of older library code can set it false again and
@@ -35,12 +35,4 @@ enum IndexFileOption: String, CaseIterable, ExpressibleByArgument {
                 "--index-file on: this build of MappedKV has no index file option (Configuration.usesIndexFile)")
         }
     }
-}
-
-/// The stores of the open-scaling bench: multi-process mode with the default `flock` lock, the
-/// way processes of a server share one store, with or without the index file. The choice is set
-/// either way, since the library's default is to keep the file.
-enum OpenScalingVariant: MappedKVVariant {
-    static let configuration = Configuration(
-        isMultiProcess: true, metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKV
 
 /// What opening a store costs as it grows, and what a process that opens it holds: the baseline
 /// for a persisted index, which would let an open skip reading and indexing every record.
@@ -10,14 +11,18 @@ import Foundation
 /// 2. `fresh_process`: a new process that opens the store and prints one key, 5 times (median),
 ///    beside `process_floor`, a start and exit of the same executable doing nothing;
 /// 3. `second_process_*`: while this process holds the store open, a child opens it, gets 1,000
-///    random keys and reports its memory;
-/// 4. `get_sequential` and `get_random`: steady-state gets on an open store after a warm-up pass;
+///    random keys and reports its memory (single-process: the child alone, no holder);
+/// 4. `get_sequential` and `get_random`: steady-state gets on a store freshly opened after the
+///    build's close, which has made no write since its open, after a warm-up pass; for MappedKV
+///    in a mode that may read through the mappings, the same gets on a store opened with `flock`
+///    (the private copy, the reference) and on a store that made one write first (`after_write`);
 ///    rounds after the first time `set` again on a fresh store;
 /// 5. `reader_first_get_after_compaction`: a reader's first get after a writer process
-///    overwrote a tenth of the keys and compacted the store.
+///    overwrote a tenth of the keys and compacted the store (not single-process, where the writer
+///    could not open the store beside the reader).
 ///
-/// MappedKV runs in multi-process mode (``OpenScalingVariant``); MMKV runs through an external
-/// driver (``MMKVDriver``), which reports what it can of the same figures.
+/// MappedKV runs as ``OpenScalingMode`` says (``OpenScalingVariant``); MMKV runs through an
+/// external driver (``MMKVDriver``), which reports what it can of the same figures.
 struct OpenScaling {
     /// Opens (and fresh processes) timed per round; the round's figure is their median.
     static let opens = 5
@@ -32,6 +37,8 @@ struct OpenScaling {
     /// The `mappedkv` command-line tool, MappedKV's fresh process.
     var cli: String
     var indexFile: IndexFileOption
+    /// How MappedKV is opened: the lock, or single-process.
+    var mode: OpenScalingMode
 
     var columns: [OpenScalingColumn] {
         kinds.map { $0 == .mappedkv ? .mappedkv : .lmdb } + (mmkv == nil ? [] : [.mmkv])
@@ -41,8 +48,8 @@ struct OpenScaling {
         let sorted = sizes.sorted()
         let keys = (0..<(sorted.last ?? 0)).map { "int-\($0)" }
         var results = OpenScalingResults(
-            sizes: sorted, runs: runs, columns: columns, indexFile: indexFile, cli: cli, mmkvDriver: mmkv?.path,
-            samples: [:])
+            sizes: sorted, runs: runs, columns: columns, indexFile: indexFile, mode: mode, cli: cli,
+            mmkvDriver: mmkv?.path, samples: [:])
         for n in sorted {
             let shuffled = RandomOrder.shuffled(Array(keys[0..<n]), seed: RandomOrder.getSeed)
             let base = try Scratch.directory("\(root)/open-scaling-\(n)")
@@ -54,6 +61,7 @@ struct OpenScaling {
                     results.add(.set, column, n, set)
                 }
                 results.add(.storeFiles, column, n, Double(Scratch.bytes(under: directory)))
+                if column == .mappedkv { try checkIndexFile(directory) }
                 progress(
                     "N=\(Format.grouped(Double(n))): built \(column.displayName) in "
                         + Format.duration(nanoseconds: Double(Clock.nanoseconds() - start)))
@@ -74,6 +82,17 @@ struct OpenScaling {
             }
         }
         return results
+    }
+
+    /// Fails unless the index file of the MappedKV store in `directory` exists when the stores keep
+    /// one: the build's close writes it, and without it no open could read through the mappings.
+    private func checkIndexFile(_ directory: String) throws {
+        guard indexFile == .on else { return }
+        let path = try StoreLocation(id: MappedKVStore<OpenScalingVariant>.storeID, directory: directory).indexPath
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard let size, size > 0 else {
+            throw BenchError("MappedKV: no index file at \(path) after the build's close")
+        }
     }
 
     /// Builds `column`'s store of N keys in `directory`: nanoseconds per set, or nil where the
@@ -130,8 +149,8 @@ struct OpenScaling {
                     cli,
                     [
                         "get", "--root", directory, "--id", MappedKVStore<OpenScalingVariant>.storeID,
-                        "--multi-process", "--type", "int32",
-                    ] + indexFile.toolArguments + [key]
+                        "--type", "int32",
+                    ] + mode.toolArguments + indexFile.toolArguments + [key]
                 )
             }
             (floorExecutable, floor) = (cli, ["--version"])
@@ -149,9 +168,11 @@ struct OpenScaling {
         figures[.processFloor] = Statistics.median(floors)
 
         let memory = try OpenScalingMeasurement.secondProcess(
-            S.self, keys: keys, n: n, directory: directory, gets: Self.secondProcessGets, random: &random)
+            S.self, keys: keys, n: n, directory: directory, gets: Self.secondProcessGets,
+            holds: mode.isMultiProcess, random: &random)
         figures[.secondAnonymous] = Double(memory.anonymous)
         figures[.secondPrivate] = Double(memory.privateTotal)
+        figures[.secondPrivateClean] = Double(memory.privateClean)
         figures[.secondTotal] = Double(memory.total)
         figures[.secondAnonymousAdded] = Double(memory.anonymous - memory.anonymousBefore)
         figures[.secondPrivateAdded] = Double(memory.privateTotal - memory.privateBefore)
@@ -160,13 +181,25 @@ struct OpenScaling {
             S.self, keys: keys, shuffled: shuffled, n: n, directory: directory)
         figures[.getSequential] = gets.sequential
         figures[.getRandom] = gets.random
+        if S.kind == .mappedkv && mode.mayReadThroughMappings {
+            let reference = try OpenScalingMeasurement.gets(
+                MappedKVStore<OpenScalingFlockVariant>.self, keys: keys, shuffled: shuffled, n: n, directory: directory)
+            figures[.getSequentialFlock] = reference.sequential
+            figures[.getRandomFlock] = reference.random
+            let afterWrite = try OpenScalingMeasurement.gets(
+                S.self, keys: keys, shuffled: shuffled, n: n, directory: directory, writesFirst: true)
+            figures[.getSequentialAfterWrite] = afterWrite.sequential
+            figures[.getRandomAfterWrite] = afterWrite.random
+        }
         if round > 0 {
             let fresh = try Scratch.directory("\(directory)-set")
             figures[.set] = try OpenScalingMeasurement.fill(S.self, keys: keys, n: n, directory: fresh)
             try Scratch.remove(fresh)
         }
-        figures[.firstGetAfterCompaction] = try OpenScalingMeasurement.firstGetAfterCompaction(
-            S.self, keys: keys, n: n, directory: directory, random: &random)
+        if S.kind != .mappedkv || mode.isMultiProcess {
+            figures[.firstGetAfterCompaction] = try OpenScalingMeasurement.firstGetAfterCompaction(
+                S.self, keys: keys, n: n, directory: directory, random: &random)
+        }
         return figures
     }
 

@@ -112,8 +112,11 @@ struct OpenScalingChild: ParsableCommand {
         guard sum == expected else { throw BenchError("\(gets) random gets summed \(sum), expected \(expected)") }
         let after = try ResidentMemory.current()
         let privateAfter = try ResidentMemory.privateKiB()
+        let privateTotal = privateAfter.clean + privateAfter.dirty
+        let privateTotalBefore = privateBefore.clean + privateBefore.dirty
         print(
-            "rss_anon_kb=\(after.anonymous) private_kb=\(privateAfter) vm_rss_kb=\(after.total) "
-                + "rss_anon_before_kb=\(before.anonymous) private_before_kb=\(privateBefore)")
+            "rss_anon_kb=\(after.anonymous) private_kb=\(privateTotal) private_clean_kb=\(privateAfter.clean) "
+                + "vm_rss_kb=\(after.total) rss_anon_before_kb=\(before.anonymous) "
+                + "private_before_kb=\(privateTotalBefore)")
     }
 }

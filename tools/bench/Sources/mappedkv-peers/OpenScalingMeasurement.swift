@@ -64,17 +64,20 @@ enum OpenScalingMeasurement {
         return Statistics.median(samples)
     }
 
-    /// The memory of a second process: this process opens the store and gets one key, then a child
-    /// (``OpenScalingChild``, `read`) opens the same store, gets `gets` random keys and reports
-    /// its memory; this process closes the store once the child has exited.
+    /// The memory of a second process: with `holds`, this process opens the store and gets one key,
+    /// then a child (``OpenScalingChild``, `read`) opens the same store, gets `gets` random keys
+    /// and reports its memory; this process closes the store once the child has exited. Without
+    /// `holds` (single-process MappedKV, whose open excludes every other), the child is alone.
     @inline(never)
     static func secondProcess<S: OpenScalingStore>(
-        _: S.Type, keys: [String], n: Int, directory: String, gets: Int, random: inout SplitMix64
+        _: S.Type, keys: [String], n: Int, directory: String, gets: Int, holds: Bool, random: inout SplitMix64
     ) throws -> SecondProcessMemory {
-        let holder = try S(directory: directory)
-        defer { try? holder.close() }
+        let holder = holds ? try S(directory: directory) : nil
+        defer { try? holder?.close() }
         let index = pick(n, &random)
-        try check(try holder.int32(forKey: keys[index]), index: index, name: "\(S.kind.displayName) holder's get")
+        if let holder {
+            try check(try holder.int32(forKey: keys[index]), index: index, name: "\(S.kind.displayName) holder's get")
+        }
         let outcome = try ChildRun.run(
             try OpenScalingChild.executable(),
             OpenScalingChild.arguments(
@@ -82,15 +85,21 @@ enum OpenScalingMeasurement {
         return try SecondProcessMemory(parsing: outcome.output)
     }
 
-    /// Steady-state gets on an open store: one untimed pass over the keys in key order (a warm-up),
+    /// Steady-state gets on a store this function opens (so that the handle has made no write since
+    /// its open, unless `writesFirst`): one untimed pass over the keys in key order (a warm-up),
     /// then one timed pass in key order and one in `shuffled`'s order. Nanoseconds per get.
+    ///
+    /// With `writesFirst`, the handle first sets key 0 to its own value (untimed), so that the gets
+    /// run after a write, as in a process that writes: a MappedKV open that reads through its
+    /// mappings loads its private state at its first write. The store then holds one more record.
     @inline(never)
     static func gets<S: OpenScalingStore>(
-        _: S.Type, keys: [String], shuffled: [String], n: Int, directory: String
+        _: S.Type, keys: [String], shuffled: [String], n: Int, directory: String, writesFirst: Bool = false
     ) throws -> (sequential: Double, random: Double) {
         precondition(shuffled.count == n)
         let store = try S(directory: directory)
         defer { try? store.close() }
+        if writesFirst { try store.setInt32(WorkloadData.intValue(0), forKey: keys[0]) }
         let expected = WorkloadData.expectedSum(n)
         let name = S.kind.displayName
         var warm: Int64 = 0
@@ -111,7 +120,8 @@ enum OpenScalingMeasurement {
     }
 
     /// A reader's first get after another process rewrote the store. In a copy of the store (so
-    /// that the next round finds it as built): this process opens it and gets one key; a child
+    /// that the next round finds it as built; ``OpenScalingStore/adoptCopy(directory:)`` makes its
+    /// index file describe the copy): this process opens it and gets one key; a child
     /// (``OpenScalingChild``, `overwrite`) overwrites every tenth key i with ~i and calls
     /// ``OpenScalingStore/writeBack()`` (for MappedKV a full write-back, `trim()`), and exits;
     /// then this process gets one random overwritten key (timed, its new value checked: the
@@ -124,6 +134,7 @@ enum OpenScalingMeasurement {
         try Scratch.remove(copy)
         try FileManager.default.copyItem(atPath: directory, toPath: copy)
         defer { try? Scratch.remove(copy) }
+        try S.adoptCopy(directory: copy)
         let reader = try S(directory: copy)
         defer { try? reader.close() }
         let before = pick(n, &random)
@@ -160,6 +171,7 @@ enum OpenScalingMeasurement {
 struct SecondProcessMemory {
     var anonymous: Int
     var privateTotal: Int
+    var privateClean: Int
     var total: Int
     var anonymousBefore: Int
     var privateBefore: Int
@@ -172,11 +184,13 @@ struct SecondProcessMemory {
             if parts.count == 2, let value = Int(parts[1]) { fields[String(parts[0])] = value }
         }
         guard let anonymous = fields["rss_anon_kb"], let privateTotal = fields["private_kb"],
-            let total = fields["vm_rss_kb"], let anonymousBefore = fields["rss_anon_before_kb"],
+            let privateClean = fields["private_clean_kb"], let total = fields["vm_rss_kb"],
+            let anonymousBefore = fields["rss_anon_before_kb"],
             let privateBefore = fields["private_before_kb"]
         else { throw BenchError("the second process printed \(line.debugDescription)") }
         self.anonymous = anonymous
         self.privateTotal = privateTotal
+        self.privateClean = privateClean
         self.total = total
         self.anonymousBefore = anonymousBefore
         self.privateBefore = privateBefore

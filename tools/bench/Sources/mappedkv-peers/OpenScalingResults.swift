@@ -19,11 +19,16 @@ enum OpenScalingMetric: String, CaseIterable {
     case processFloor = "process_floor_ms"
     case secondAnonymous = "second_process_rss_anon_mb"
     case secondPrivate = "second_process_private_mb"
+    case secondPrivateClean = "second_process_private_clean_mb"
     case secondTotal = "second_process_vmrss_mb"
     case secondAnonymousAdded = "second_process_rss_anon_added_mb"
     case secondPrivateAdded = "second_process_private_added_mb"
     case getSequential = "get_sequential_ns"
     case getRandom = "get_random_ns"
+    case getSequentialFlock = "get_sequential_flock_ns"
+    case getRandomFlock = "get_random_flock_ns"
+    case getSequentialAfterWrite = "get_sequential_after_write_ns"
+    case getRandomAfterWrite = "get_random_after_write_ns"
     case set = "set_ns"
     case firstGetAfterCompaction = "reader_first_get_after_compaction_ms"
     case storeFiles = "store_files_mb"
@@ -32,41 +37,57 @@ enum OpenScalingMetric: String, CaseIterable {
     var scale: Double {
         switch self {
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction: 1e-6
-        case .secondAnonymous, .secondPrivate, .secondTotal, .secondAnonymousAdded, .secondPrivateAdded: 1.0 / 1024
-        case .getSequential, .getRandom, .set: 1
+        case .secondAnonymous, .secondPrivate, .secondPrivateClean, .secondTotal, .secondAnonymousAdded,
+            .secondPrivateAdded:
+            1.0 / 1024
+        case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
+            .getRandomAfterWrite, .set:
+            1
         case .storeFiles: 1.0 / 1_048_576
         }
     }
 
     func format(_ value: Double) -> String {
         switch self {
-        case .getSequential, .getRandom, .set: Format.grouped(value)
+        case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
+            .getRandomAfterWrite, .set:
+            Format.grouped(value)
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction:
             value < 1 ? Format.fixed(value, 3) : value < 100 ? Format.fixed(value, 2) : Format.grouped(value)
         default: Format.fixed(value, 2)
         }
     }
 
-    var explanation: String {
-        switch self {
+    /// What the figure is, for a run that opened MappedKV in `mode`.
+    func explanation(mode: OpenScalingMode) -> String {
+        let holder =
+            mode.isMultiProcess
+            ? "after it opened the store that the bench's process holds open"
+            : "after it opened the store, which no other process holds open (single-process: MappedKV's open "
+                + "excludes every other)"
+        return switch self {
         case .openFirstGet:
             "In the bench's own process, the store's files already in the page cache (read once, then one untimed "
                 + "open and get): open the store and get one random key, timed; close, untimed. Median of 5 opens. "
                 + "MMKV: the driver's own timing of its open and get in a fresh driver process (the first open there)."
         case .freshProcess:
             "Wall time of a new process that opens the store, gets one random key, prints it and exits, from before "
-                + "posix_spawn to after waitpid. MappedKV: `mappedkv get --multi-process --type int32` (a read-only "
+                + "posix_spawn to after waitpid. MappedKV: `mappedkv get "
+                + (mode.toolArguments + ["--type", "int32"]).joined(separator: " ") + "` (a read-only "
                 + "open); LMDB: `mappedkv-peers open-child get`; MMKV: the driver's `open-get`. Median of 5."
         case .processFloor:
             "The same executable started and ended without touching a store: `mappedkv --version` for MappedKV, "
                 + "`mappedkv-peers open-child noop` for LMDB. Median of 5."
         case .secondAnonymous:
-            "RssAnon of a second process, from its /proc/self/status, after it opened the store that the bench's "
-                + "process holds open and got 1,000 random keys. MMKV: the driver's rss_anon_kb after its open-get, "
-                + "with no other process holding the store."
+            "RssAnon of a second process, from its /proc/self/status, " + holder + " and got 1,000 random keys. "
+                + "MMKV: the driver's rss_anon_kb after its open-get, with no other process holding the store."
         case .secondPrivate:
             "Private_Clean + Private_Dirty of that second process, from /proc/self/smaps_rollup: its pages no "
                 + "other process maps."
+        case .secondPrivateClean:
+            "The Private_Clean part of second_process_private_mb: clean pages, mostly of the store's files, that "
+                + "the second process maps and no other process does (page cache the kernel may drop); the rest, "
+                + "Private_Dirty, is mostly its anonymous memory."
         case .secondTotal:
             "VmRSS of that second process (MMKV: the driver's rss_kb)."
         case .secondAnonymousAdded:
@@ -75,16 +96,30 @@ enum OpenScalingMetric: String, CaseIterable {
         case .secondPrivateAdded:
             "Private_Clean + Private_Dirty after the open and gets minus before the open."
         case .getSequential:
-            "Steady-state gets on an open store, after an untimed pass: N gets in key order, per get."
+            "Steady-state gets on a store opened after the build's close, which has made no write since its open, "
+                + "after an untimed pass: N gets in key order, per get."
         case .getRandom:
             "The same N gets in a fixed random order (a seeded permutation), per get."
+        case .getSequentialFlock:
+            "The reference for get_sequential_ns, in the same round: the same gets on the store opened "
+                + "multi-process with the flock lock, which reads its private copy. MappedKV in the modes that may "
+                + "read through the mappings."
+        case .getRandomFlock:
+            "The reference for get_random_ns, in the same round: the same random-order gets with the flock lock."
+        case .getSequentialAfterWrite:
+            "get_sequential_ns on a store opened as the others, which set key 0 to its own value first (untimed): "
+                + "the gets of a process that has written."
+        case .getRandomAfterWrite:
+            "get_random_ns after that write."
         case .set:
             "N sets of the Int32 i under `int-<i>` in key order on a fresh store, per set (the first round's are "
                 + "the build's). MMKV: the driver's set-bench."
         case .firstGetAfterCompaction:
-            "In a copy of the store: the bench's process opens it and gets one key; a writer process overwrites "
+            "In a copy of the store (for MappedKV opened and closed once, untimed, so that its index file describes "
+                + "the copy's data file): the bench's process opens it and gets one key; a writer process overwrites "
                 + "every tenth key and exits after MappedKV's `trim()` (a full write-back; LMDB: its commits); then "
-                + "the reader's first get of an overwritten key, timed, its new value checked."
+                + "the reader's first get of an overwritten key, timed, its new value checked. Not for single-process "
+                + "MappedKV, whose reader would keep the writer out."
         case .storeFiles:
             "The size of the store's files after the build."
         }
@@ -94,7 +129,9 @@ enum OpenScalingMetric: String, CaseIterable {
     var unit: String {
         switch self {
         case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction: "ms"
-        case .getSequential, .getRandom, .set: "ns per operation"
+        case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
+            .getRandomAfterWrite, .set:
+            "ns per operation"
         default: "MiB"
         }
     }
@@ -113,6 +150,7 @@ struct OpenScalingResults {
     var runs: Int
     var columns: [OpenScalingColumn]
     var indexFile: IndexFileOption
+    var mode: OpenScalingMode
     var cli: String
     var mmkvDriver: String?
     var samples: [OpenScalingCell: [Double]]
@@ -137,7 +175,7 @@ struct OpenScalingResults {
         out += "Clock: \(Clock.description) in this process; processes are timed by the wall clock.\n\n"
         out +=
             "Stores of N Int32 keys `int-<i>` holding i, built once per N. "
-            + "MappedKV: multi-process mode with the flock lock, index file \(indexFile.rawValue); fresh processes run "
+            + "MappedKV: \(mode.summary), index file \(indexFile.rawValue); fresh processes run "
             + "`\(cli)`. LMDB: \(LMDBStore.libraryVersion), MDB_NOSYNC|MDB_NOMETASYNC, one write transaction per set, "
             + "gets through a reused read-only transaction (renew and reset around each get)."
         if let mmkvDriver { out += " MMKV: the driver `\(mmkvDriver)`." }
@@ -145,7 +183,7 @@ struct OpenScalingResults {
         for metric in OpenScalingMetric.allCases {
             let present = columns.filter { column in sizes.contains { median(metric, column, $0) != nil } }
             guard !present.isEmpty else { continue }
-            out += "\n### \(metric.rawValue) (\(metric.unit))\n\n\(metric.explanation)\n\n"
+            out += "\n### \(metric.rawValue) (\(metric.unit))\n\n\(metric.explanation(mode: mode))\n\n"
             out += "| N | " + columns.map(\.displayName).joined(separator: " | ") + " |\n"
             out += "|---:|" + columns.map { _ in "---:|" }.joined() + "\n"
             for n in sizes {

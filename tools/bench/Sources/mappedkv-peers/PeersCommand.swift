@@ -20,12 +20,12 @@ struct PeersCommand: ParsableCommand {
             of the medians and of the ratios to MappedKV. With --scaling, runs MappedKV alone at each N of \
             --scaling-n. With --open-scaling, times at each N of --sizes the open and first get in a running \
             process and in a fresh one, a second process's memory, steady-state gets and sets and a reader's first \
-            get after another process compacted the store, for MappedKV (multi-process), LMDB and, through \
-            --mmkv-driver, MMKV. With --cache, compares MappedKVCache's DiskCache with a SQLite + files cache \
-            (YYKVStorage's design), a file-per-entry cache (PINDiskCache's design) and, for 1 MiB values, plain \
-            files, times its MemoryCache at its count limit and its Cache's memory hits, and prints its targets as \
-            ratios against baselines timed in the same rounds (a dictionary behind a mutex, a multi-process MappedKV \
-            store, the CRC-32 alone). Build in release (tools/bench.sh does).
+            get after another process compacted the store, for MappedKV (multi-process with --lock, or \
+            --single-process), LMDB and, through --mmkv-driver, MMKV. With --cache, compares MappedKVCache's \
+            DiskCache with a SQLite + files cache (YYKVStorage's design), a file-per-entry cache (PINDiskCache's \
+            design) and, for 1 MiB values, plain files, times its MemoryCache at its count limit and its Cache's \
+            memory hits, and prints its targets as ratios against baselines timed in the same rounds (a dictionary \
+            behind a mutex, a multi-process MappedKV store, the CRC-32 alone). Build in release (tools/bench.sh does).
             """,
         subcommands: [OpenScalingChild.self])
 
@@ -59,8 +59,21 @@ struct PeersCommand: ParsableCommand {
             "With --open-scaling: an MMKV driver (fill, open-get, get-bench, set-bench subcommands) for an MMKV column."
     )
     var mmkvDriver: String?
-    @Option(help: "With --open-scaling: open MappedKV's stores with a persisted index file (on) or without (off).")
-    var indexFile: IndexFileOption = .off
+    @Option(
+        help:
+            "With --open-scaling: open MappedKV's stores with a persisted index file (on, the library's default) or without (off)."
+    )
+    var indexFile: IndexFileOption = .on
+    @Option(
+        help: ArgumentHelp(
+            "With --open-scaling: the lock of MappedKV's multi-process opens (the bench's, its children's and the mappedkv tool's): flock or shared-memory. Default: flock.",
+            valueName: "lock"))
+    var lock: LockOption?
+    @Flag(
+        help:
+            "With --open-scaling: open MappedKV single-process instead (the second process then reads a store no other process holds, and the reader after a compaction is left out)."
+    )
+    var singleProcess = false
     @Option(
         help:
             "With --open-scaling: the mappedkv tool for MappedKV's fresh processes. Default: the one beside this executable (build it with --product mappedkv)."
@@ -149,6 +162,12 @@ struct PeersCommand: ParsableCommand {
             throw ValidationError("--open-scaling is a run of its own")
         }
         try indexFile.validate()
+        guard !(singleProcess && lock != nil) else {
+            throw ValidationError("--lock chooses a multi-process store's lock: leave it out with --single-process")
+        }
+        guard openScaling || (lock == nil && !singleProcess) else {
+            throw ValidationError("--lock and --single-process are options of --open-scaling")
+        }
         guard ["wall", "cpu"].contains(clock) else { throw ValidationError("--clock must be wall or cpu") }
     }
 
@@ -164,6 +183,7 @@ struct PeersCommand: ParsableCommand {
             }
             setenv(Clock.environmentVariable, clock, 1)  // before the first reading fixes Clock.id
             setenv(IndexFileOption.environmentVariable, indexFile.rawValue, 1)  // likewise, children inherit it
+            setenv(OpenScalingMode.environmentVariable, openScalingMode.rawValue, 1)  // likewise
             try measure()
         } catch {
             FileHandle.standardError.write(Data("mappedkv-peers: \(error)\n".utf8))
@@ -208,7 +228,7 @@ struct PeersCommand: ParsableCommand {
             try driver?.validate()
             let openScaling = OpenScaling(
                 sizes: sizes, runs: runs, root: directory, kinds: kinds, mmkv: driver, cli: try mappedkvTool(),
-                indexFile: indexFile)
+                indexFile: indexFile, mode: openScalingMode)
             print(try openScaling.run(progress: progress).markdown(machine: machine))
         } else if scaling {
             let results = try Scaling(sizes: scalingN, runs: runs, root: directory).run(progress: progress)
@@ -222,6 +242,11 @@ struct PeersCommand: ParsableCommand {
             if let svg { try PeerChart.render(results, machine: machine).write(to: svg) }
         }
         if let svg { progress("chart written to \(svg)") }
+    }
+
+    /// How --open-scaling opens MappedKV, from --lock and --single-process.
+    private var openScalingMode: OpenScalingMode {
+        OpenScalingMode(lock: lock ?? .flock, singleProcess: singleProcess)
     }
 
     /// The `mappedkv` tool `--mappedkv-cli` names, or the one built beside this executable.

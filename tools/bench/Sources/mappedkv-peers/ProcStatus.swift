@@ -44,20 +44,23 @@ struct ResidentMemory {
     /// The kilobytes of this process's pages no other process maps, anonymous or file-backed
     /// (`Private_Clean` plus `Private_Dirty` in `/proc/self/smaps_rollup`): what the process adds to
     /// the machine beyond pages it shares, such as another process's copy of a store's files.
-    static func privateKiB() throws -> Int {
+    ///
+    /// The two apart: `clean` is mostly pages of mapped files that only this process maps (page
+    /// cache the kernel may drop), `dirty` mostly the process's anonymous pages.
+    static func privateKiB() throws -> (clean: Int, dirty: Int) {
         let text = try readProcFile("/proc/self/smaps_rollup")
-        var total = 0
-        var found = 0
+        var clean: Int?
+        var dirty: Int?
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 2, fields[0] == "Private_Clean:" || fields[0] == "Private_Dirty:",
-                let kilobytes = Int(fields[1])
-            else { continue }
-            total += kilobytes
-            found += 1
+            guard fields.count >= 2, let kilobytes = Int(fields[1]) else { continue }
+            if fields[0] == "Private_Clean:" { clean = kilobytes }
+            if fields[0] == "Private_Dirty:" { dirty = kilobytes }
         }
-        guard found == 2 else { throw BenchError("/proc/self/smaps_rollup has no Private_Clean or Private_Dirty line") }
-        return total
+        guard let clean, let dirty else {
+            throw BenchError("/proc/self/smaps_rollup has no Private_Clean or Private_Dirty line")
+        }
+        return (clean, dirty)
     }
 
     /// The whole text of a /proc file. They report a size of 0, so this reads until end of file

@@ -72,7 +72,9 @@ struct MappedOpen {
             } ?? false
         logger.debug(
             "reading through the mappings",
-            metadata: ["path": "\(path)", "checksRegion": "\(!sameBoot || !untouched)", "tail": "\(size - indexedSize)"])
+            metadata: [
+                "path": "\(path)", "checksRegion": "\(!sameBoot || !untouched)", "tail": "\(size - indexedSize)",
+            ])
         if !sameBoot || !untouched {
             guard CRC32.update(0, UnsafeRawBufferPointer(rebasing: region[0..<indexedSize])) == header.stamp.crcDigest
             else { return nil }

@@ -111,7 +111,8 @@ extension BenchCommand {
     /// load process, whose write-backs would otherwise drop them before the tidy begins.
     private func fillTidyStore() throws -> MappedKV {
         var configuration = Configuration(
-            isMultiProcess: true, expectedCapacity: tidyKeys, keyExpiry: .zero, processLock: access.lock)
+            isMultiProcess: true, expectedCapacity: tidyKeys, keyExpiry: .zero, processLock: access.lock,
+            usesIndexFile: !access.noIndexFile)
         let filled = try fresh("bench-tidy", configuration)
         for index in 0..<tidyKeys {
             try filled.set(Int64(index), forKey: "k\(index)", expiresAfter: index % 10 == 0 ? .seconds(3600) : .zero)

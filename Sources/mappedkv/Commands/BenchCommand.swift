@@ -63,7 +63,8 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         access.noteLockWithoutMultiProcess()
         let configuration = Configuration(
-            isMultiProcess: access.multiProcess, cryptKey: try access.resolvedKey(), processLock: access.lock)
+            isMultiProcess: access.multiProcess, cryptKey: try access.resolvedKey(), processLock: access.lock,
+            usesIndexFile: !access.noIndexFile)
         try reportingErrors {
             if tidy {
                 try measureTidy()
@@ -82,7 +83,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func fresh(_ id: String, _ configuration: Configuration) throws -> MappedKV {
-        for suffix in ["", ".crc", ".writeback", ".lock"] {
+        for suffix in ["", ".crc", ".writeback", ".lock", ".index"] {
             try? FileManager.default.removeItem(atPath: "\(root)/\(id)\(suffix)")
         }
         return try MappedKV(id: id, directory: root, configuration: configuration, logger: access.logger)

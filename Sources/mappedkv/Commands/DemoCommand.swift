@@ -23,7 +23,8 @@ struct DemoCommand: ParsableCommand {
     func run() throws {
         let reason = "the tour always opens its own plain, single-process store"
         access.noteUnused(
-            [(.multiProcess, reason), (.lock, reason), (.key, reason), (.verbose, reason)], command: "demo")
+            [(.multiProcess, reason), (.lock, reason), (.key, reason), (.verbose, reason), (.noIndexFile, reason)],
+            command: "demo")
         try reportingErrors { try tour() }
     }
 

@@ -41,6 +41,7 @@ struct BackupCommand: ParsableCommand {
             [
                 (.multiProcess, lockReason), (.lock, lockReason),
                 (.key, "it copies the files as they are, encrypted or not"), (.verbose, "it logs nothing"),
+                (.noIndexFile, "a backup never holds the index file, which is derived"),
             ], command: "backup")
         try reportingErrors {
             if let id = selection.id {
@@ -70,7 +71,10 @@ struct RestoreCommand: ParsableCommand {
     func run() throws {
         let lockReason = "it replaces the files under the store's own lock, whichever its processes use"
         selection.access.noteUnused(
-            [(.multiProcess, lockReason), (.lock, lockReason), (.verbose, "it logs nothing")], command: "restore")
+            [
+                (.multiProcess, lockReason), (.lock, lockReason), (.verbose, "it logs nothing"),
+                (.noIndexFile, "a restore moves the sequence on, which retires any index file"),
+            ], command: "restore")
         let cryptKey = try selection.access.resolvedKey()
         try reportingErrors {
             if let id = selection.id {
@@ -100,7 +104,10 @@ struct RemoveStoreCommand: ParsableCommand {
     func run() throws {
         let lockReason = "it removes the files under the store's own lock, whichever its processes use"
         access.noteUnused(
-            [(.multiProcess, lockReason), (.lock, lockReason), (.key, "it removes the files without reading them")],
+            [
+                (.multiProcess, lockReason), (.lock, lockReason), (.key, "it removes the files without reading them"),
+                (.noIndexFile, "it removes the index file with the store"),
+            ],
             command: "rm-store")
         let removed = try reportingErrors {
             try MappedKV.removeStore(id: id, directory: root, logger: access.logger)

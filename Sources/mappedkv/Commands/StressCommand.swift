@@ -83,6 +83,7 @@ struct StressCommand: ParsableCommand {
             [
                 (.multiProcess, "its processes always share the store"),
                 (.verbose, "its processes do not log; their standard error is kept in --root"),
+                (.noIndexFile, "its processes open the store with the library's defaults"),
             ], command: "stress")
         let key = try access.resolvedKey()
         let lock = access.lock

@@ -10,7 +10,7 @@ import MappedKV
 
 /// The options of the shared group, for notes about the ones a command does not use.
 enum StoreAccessOption: Equatable {
-    case multiProcess, lock, key, verbose
+    case multiProcess, lock, key, verbose, noIndexFile
 }
 
 /// The key, the sharing mode, the lock and logging of a store (or a cache's manifest store).
@@ -68,6 +68,7 @@ struct StoreAccessOptions: ParsableArguments {
         case .multiProcess: return multiProcess ? "--multi-process" : nil
         case .lock: return lockChoice.map { "--lock \($0.argument)" }
         case .verbose: return verbose ? "--verbose" : nil
+        case .noIndexFile: return noIndexFile ? "--no-index-file" : nil
         case .key:
             let source =
                 key.cryptKey != nil

@@ -48,7 +48,8 @@ struct StoreOptions: ParsableArguments {
     /// `verify`): notes the options that only an open uses.
     func noteUnusedByInspection(command: String) {
         let reason = "it reads the files without opening or locking the store"
-        access.noteUnused([(.multiProcess, reason), (.lock, reason), (.verbose, reason)], command: command)
+        access.noteUnused(
+            [(.multiProcess, reason), (.lock, reason), (.verbose, reason), (.noIndexFile, reason)], command: command)
     }
 }
 

@@ -16,7 +16,8 @@ extension StoreOptions {
                 id: id, directory: root,
                 configuration: Configuration(
                     isReadOnly: readOnly, isMultiProcess: multiProcess, cryptKey: try resolvedKey(),
-                    recoveryHandler: { _ in .fail }, createsIfMissing: create, processLock: lock),
+                    recoveryHandler: { _ in .fail }, createsIfMissing: create, processLock: lock,
+                    usesIndexFile: !access.noIndexFile),
                 logger: access.logger)
         }
     }

@@ -70,7 +70,10 @@ struct CacheOptions: ParsableArguments {
     /// mistyped `--dir` is an error rather than a new, empty cache.
     func open(creating: Bool = false) throws -> DiskCache {
         access.noteUnused(
-            [(.multiProcess, "a cache's manifest is always shared between processes")], command: "cache commands")
+            [
+                (.multiProcess, "a cache's manifest is always shared between processes"),
+                (.noIndexFile, "a cache's manifest always keeps its index file"),
+            ], command: "cache commands")
         let configuration = try configuration()
         var isDirectory: ObjCBool = false
         if !creating

@@ -16,12 +16,7 @@ package enum ByteRangeLock {
     package static func tryLock(
         _ file: FileDescriptor, offset: Int, length: Int, kind: LockKind
     ) throws(SystemError) -> Bool {
-        var request = Glibc.flock()
-        request.l_type = Int16(kind == .exclusive ? F_WRLCK : F_RDLCK)
-        request.l_whence = Int16(SEEK_SET)
-        request.l_start = off_t(offset)
-        request.l_len = off_t(length)
-        request.l_pid = 0
+        var request = Self.request(Int16(kind == .exclusive ? F_WRLCK : F_RDLCK), offset: offset, length: length)
         while true {
             if fcntl(file.rawValue, setLockCommand, &request) == 0 { return true }
             let code = Glibc.errno
@@ -33,12 +28,7 @@ package enum ByteRangeLock {
 
     /// Releases this open file description's lock on the range, if it holds one.
     package static func unlock(_ file: FileDescriptor, offset: Int, length: Int) throws(SystemError) {
-        var request = Glibc.flock()
-        request.l_type = Int16(F_UNLCK)
-        request.l_whence = Int16(SEEK_SET)
-        request.l_start = off_t(offset)
-        request.l_len = off_t(length)
-        request.l_pid = 0
+        var request = Self.request(Int16(F_UNLCK), offset: offset, length: length)
         while fcntl(file.rawValue, setLockCommand, &request) != 0 {
             let code = Glibc.errno
             if code != EINTR { throw SystemError("fcntl(F_OFD_SETLK)", path: file.path, errno: code) }
@@ -67,13 +57,19 @@ package enum ByteRangeLock {
     /// Whether another open file description holds a lock on any of the `length` bytes at
     /// `offset` of `file` (locks of `file`'s own description do not count). Nothing is taken.
     package static func isLockedByOthers(_ file: FileDescriptor, offset: Int, length: Int) throws(SystemError) -> Bool {
+        var request = Self.request(Int16(F_WRLCK), offset: offset, length: length)
+        _ = try syscall("fcntl(F_OFD_GETLK)", path: file.path) { fcntl(file.rawValue, getLockCommand, &request) }
+        return request.l_type != Int16(F_UNLCK)
+    }
+
+    /// A lock request of `type` for `length` bytes from `offset` (an OFD lock: no process ID).
+    private static func request(_ type: Int16, offset: Int, length: Int) -> Glibc.flock {
         var request = Glibc.flock()
-        request.l_type = Int16(F_WRLCK)
+        request.l_type = type
         request.l_whence = Int16(SEEK_SET)
         request.l_start = off_t(offset)
         request.l_len = off_t(length)
         request.l_pid = 0
-        _ = try syscall("fcntl(F_OFD_GETLK)", path: file.path) { fcntl(file.rawValue, getLockCommand, &request) }
-        return request.l_type != Int16(F_UNLCK)
+        return request
     }
 }

@@ -63,12 +63,7 @@ extension MappedKV {
         try withCore { (core) throws(MappedKVError) in
             if core.readsThroughMappings {
                 // Copied before `body` sees them: a torn read is read again first (FORMAT.md 12.5).
-                let read = try core.readMapped(forKeyBytes: key) { (region, range) throws(FormatError) -> [UInt8]? in
-                    guard let range else { return nil }
-                    var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: region[range]))
-                    let length = try cursor.readLength()
-                    return Array(try cursor.readBytes(length))
-                }
+                let read = try core.readMapped(forKeyBytes: key, StoreCore.copiedBytesValue)
                 switch read {
                 case nil: break
                 case .success(let bytes)?:

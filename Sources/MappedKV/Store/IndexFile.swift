@@ -122,6 +122,27 @@ enum IndexFile {
         }
     }
 
+    /// The header in `bytes` (the file's start) if it parses and says the file is `fileSize`
+    /// bytes long, as a whole file of this version is; nil otherwise, with the reason logged.
+    static func checkedHeader(
+        _ bytes: UnsafeRawBufferPointer, fileSize: Int, path: String, logger: Logger
+    ) -> IndexFileHeader? {
+        let header: IndexFileHeader
+        do throws(IndexFileHeader.Rejection) {
+            header = try IndexFileHeader(parsing: bytes)
+        } catch {
+            logger.notice("index file not used", metadata: ["path": "\(path)", "reason": "\(error)"])
+            return nil
+        }
+        guard fileSize == header.fileSize else {
+            logger.notice(
+                "index file not used",
+                metadata: ["path": "\(path)", "reason": "it is \(fileSize) bytes, its header says \(header.fileSize)"])
+            return nil
+        }
+        return header
+    }
+
     /// An open index file whose header parsed: the buckets are read only once the header has
     /// shown that they describe the store as it is (``IndexedLoad``).
     final class Reader {
@@ -148,23 +169,11 @@ enum IndexFile {
                 let file = try FileDescriptor.open(path, access: .readOnly)
                 let front = try file.read(count: IndexFileHeader.size, at: 0)
                 let size = try file.size()
-                let header: IndexFileHeader
-                do throws(IndexFileHeader.Rejection) {
-                    header = try front.withRawBytes { (bytes) throws(IndexFileHeader.Rejection) in
-                        try IndexFileHeader(parsing: bytes)
-                    }
-                } catch {
+                guard
+                    let header = front.withUnsafeBytes({ checkedHeader($0, fileSize: size, path: path, logger: logger) }
+                    )
+                else {
                     file.close()
-                    logger.notice("index file not used", metadata: ["path": "\(path)", "reason": "\(error)"])
-                    return nil
-                }
-                guard size == header.fileSize else {
-                    file.close()
-                    logger.notice(
-                        "index file not used",
-                        metadata: [
-                            "path": "\(path)", "reason": "it is \(size) bytes, its header says \(header.fileSize)",
-                        ])
                     return nil
                 }
                 return Reader(header: header, file: file, path: path)

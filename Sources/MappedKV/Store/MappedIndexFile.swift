@@ -71,14 +71,11 @@ final class MappedIndexFile {
             let size = try file.size()
             guard size >= IndexFileHeader.size else { return nil }
             let region = try MappedRegion(file: file, length: size, writable: false)
-            let header: IndexFileHeader
-            do throws(IndexFileHeader.Rejection) {
-                header = try IndexFileHeader(parsing: UnsafeRawBufferPointer(region.bytes))
-            } catch {
-                logger.notice("index file not used", metadata: ["path": "\(path)", "reason": "\(error)"])
-                return nil
-            }
-            guard size == header.fileSize, !header.flags.contains(.encrypted) else { return nil }
+            guard
+                let header = IndexFile.checkedHeader(
+                    UnsafeRawBufferPointer(region.bytes), fileSize: size, path: path, logger: logger),
+                !header.flags.contains(.encrypted)
+            else { return nil }
             return MappedIndexFile(header: header, region: region)
         } catch {
             logger.notice("index file not mapped", metadata: ["path": "\(path)", "error": "\(error)"])
@@ -88,7 +85,6 @@ final class MappedIndexFile {
     }
 
     /// Whether the page of buckets that holds `bucket` matches its CRC, checking it the first time.
-    @inline(__always)
     private func isVerified(bucket: Int) -> Bool {
         let page = bucket &* IndexFileHeader.bucketSize / IndexFileHeader.bucketPageSize
         if verifiedPages[page &>> 6] & (1 &<< UInt64(page & 63)) != 0 { return true }

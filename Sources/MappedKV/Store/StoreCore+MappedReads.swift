@@ -96,7 +96,6 @@ extension StoreCore {
         try readMapped(lookingUp: { file, region in mappedValueRange(forKey: key, file: file, in: region) }, body)
     }
 
-    @inline(__always)
     private func readMapped<R>(
         lookingUp lookup: (MappedIndexFile, UnsafeRawBufferPointer) -> MappedLookup,
         _ body: (UnsafeRawBufferPointer, Range<Int>?) throws(FormatError) -> R
@@ -134,6 +133,18 @@ extension StoreCore {
         return readsThroughMappings ? mappedLiveCount : nil
     }
 
+    /// A copy of the bytes value at `range` of `region` (nil: absent), for a caller that hands the
+    /// bytes on: a copy made inside ``readMapped(forKey:_:)`` is checked for a torn read before
+    /// anything of it leaves the store.
+    static func copiedBytesValue(
+        _ region: UnsafeRawBufferPointer, _ range: Range<Int>?
+    ) throws(FormatError) -> [UInt8]? {
+        guard let range else { return nil }
+        var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: region[range]))
+        let length = try cursor.readLength()
+        return Array(try cursor.readBytes(length))
+    }
+
     /// What a lookup through the mappings found.
     enum MappedLookup {
         /// The live value range, or nil for an absent or expired key.
@@ -144,7 +155,6 @@ extension StoreCore {
 
     /// The live value range of `key` (its UTF-8 bytes): the overlay's record if it has one (a
     /// deletion: absent), else the mapped buckets'.
-    @inline(__always)
     private func mappedValueRange(
         forKey key: UnsafeRawBufferPointer, file: MappedIndexFile, in region: UnsafeRawBufferPointer
     ) -> MappedLookup {

@@ -80,12 +80,7 @@ extension StoreCore {
         if readsThroughMappings {
             // The bytes are copied before `body` sees them: a torn read is then found (and read
             // again) before anything of it leaves this function.
-            let read = try readMapped(forKey: key) { (region, range) throws(FormatError) -> [UInt8]? in
-                guard let range else { return nil }
-                var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: region[range]))
-                let length = try cursor.readLength()
-                return Array(try cursor.readBytes(length))
-            }
+            let read = try readMapped(forKey: key, Self.copiedBytesValue)
             switch read {
             case nil: break
             case .success(let bytes)?: return bytes.map { $0.withUnsafeBytes(body) }

@@ -122,11 +122,7 @@ final class StoreCore {
     /// or adopted; nil when unknown.
     var indexFileStamp: MetaStamp?
     /// Whether gets read through the mapped index file and the data mapping (``MappedOpen``,
-    /// StoreCore+MappedReads.swift); checked first by every get, so, like the state above, it
-    /// skips the dynamic exclusivity checks in release builds.
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
+    /// StoreCore+MappedReads.swift); checked first by every get.
     var readsThroughMappings = false
     /// The mapped index file while ``readsThroughMappings``.
     var mappedFile: MappedIndexFile?

@@ -11,8 +11,8 @@ import Synchronization
 final class StoreFiles {
     let location: StoreLocation
     let isReadOnly: Bool
-    private var dataFile: FileDescriptor
-    private var metaFile: FileDescriptor
+    private(set) var dataFile: FileDescriptor
+    private(set) var metaFile: FileDescriptor
     private let data: MappedRegion
     private let meta: MappedRegion
     private var isOpen = true
@@ -156,32 +156,6 @@ final class StoreFiles {
             try data.remap(file: dataFile, length: size)
         }
         recorder?.record(.dataSize(size))
-    }
-
-    /// When the data file last changed (``FileDescriptor/modificationTime()``) and the CRC of
-    /// the meta's struct (its first 112 bytes), or nil if the data file cannot be examined or the
-    /// meta is shorter than the struct: what an index file records to tell later whether the
-    /// files were written outside the protocol (docs/FORMAT.md 12.5).
-    func unchangedSince() -> (dataModified: UInt64, metaStructCRC: UInt32)? {
-        guard let modified = try? dataFile.modificationTime(), meta.length >= MetaInfo.size else { return nil }
-        let structBytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(meta.bytes)[0..<MetaInfo.size])
-        return (modified, CRC32.update(0, structBytes))
-    }
-
-    /// Takes the mapped-reader lock (``StoreLock/mappedReaderByte``) shared; false if a shrink
-    /// holds it or it cannot be taken.
-    func holdMappedReaderLock() -> Bool {
-        (try? ByteRangeLock.tryLock(metaFile, offset: StoreLock.mappedReaderByte, length: 1, kind: .shared)) ?? false
-    }
-
-    /// Releases the mapped-reader lock.
-    func releaseMappedReaderLock() {
-        try? ByteRangeLock.unlock(metaFile, offset: StoreLock.mappedReaderByte, length: 1)
-    }
-
-    /// Whether another process reads through its mapping of the data file.
-    func mappedReadersPresent() -> Bool {
-        (try? ByteRangeLock.isLockedByOthers(metaFile, offset: StoreLock.mappedReaderByte, length: 1)) ?? true
     }
 
     /// Copies `bytes` into the data region at `offset` (file offset `4 + offset`), as they are, and

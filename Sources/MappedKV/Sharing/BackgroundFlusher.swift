@@ -1,4 +1,5 @@
 import Glibc
+import MappedKVIO
 import Synchronization
 
 /// The thread of a store opened with ``Durability/interval(_:)``: it makes a durability point

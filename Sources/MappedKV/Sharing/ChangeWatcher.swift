@@ -1,5 +1,6 @@
 import Glibc
 import MappedKVFormat
+import MappedKVIO
 import Synchronization
 
 /// The thread that notices other processes' changes to one store while anyone subscribes to them.

@@ -27,6 +27,9 @@ final class MappedIndexFile {
 
     let header: IndexFileHeader
     private let region: MappedRegion
+    /// The path mapped and the file found there, to tell whether a writer has since replaced it.
+    private let path: String
+    private let identity: FileIdentity
     /// The buckets, in the mapping.
     let buckets: UnsafeBufferPointer<KeyIndex.Entry>
     /// How far a hash is shifted right to give its home bucket (as ``KeyIndex`` computes it).
@@ -37,9 +40,11 @@ final class MappedIndexFile {
     /// One bit per bucket page, set once the page matched its CRC (private to this process).
     private let verifiedPages: UnsafeMutableBufferPointer<UInt64>
 
-    private init(header: IndexFileHeader, region: MappedRegion) {
+    private init(header: IndexFileHeader, region: MappedRegion, path: String, identity: FileIdentity) {
         self.header = header
         self.region = region
+        self.path = path
+        self.identity = identity
         let count = Int(header.bucketCount)
         let bytes = UnsafeRawBufferPointer(region.bytes)
         if count > 0, let base = bytes.baseAddress {
@@ -58,6 +63,17 @@ final class MappedIndexFile {
 
     deinit { verifiedPages.deallocate() }
 
+    /// Gives up `file`, the caller's last reference. Once a writer has replaced the file (renamed
+    /// a new one over it), this mapping may hold its last reference, and the unmapping then frees
+    /// its page cache in time that grows with its size; a thread of its own does that, so that the
+    /// read that found the change does not wait for it (the open-scaling bench's
+    /// `reader_first_get_after_compaction`).
+    static func retire(_ file: consuming MappedIndexFile) {
+        guard FileIdentity(path: file.path) != file.identity else { return }
+        let retired = Retired(file)
+        if DetachedThread.start({ retired.release() }) != nil { retired.release() }
+    }
+
     /// Maps the plain store's index file at `path`, if its header parses and the file is whole;
     /// the caller checks that it describes the store.
     static func map(_ path: String, logger: Logger) -> MappedIndexFile? {
@@ -70,13 +86,14 @@ final class MappedIndexFile {
             defer { file.close() }  // the mapping outlives the descriptor
             let size = try file.size()
             guard size >= IndexFileHeader.size else { return nil }
+            let identity = try FileIdentity(file)
             let region = try MappedRegion(file: file, length: size, writable: false)
             guard
                 let header = IndexFile.checkedHeader(
                     UnsafeRawBufferPointer(region.bytes), fileSize: size, path: path, logger: logger),
                 !header.flags.contains(.encrypted)
             else { return nil }
-            return MappedIndexFile(header: header, region: region)
+            return MappedIndexFile(header: header, region: region, path: path, identity: identity)
         } catch {
             logger.notice("index file not mapped", metadata: ["path": "\(path)", "error": "\(error)"])
             return nil
@@ -131,4 +148,11 @@ final class MappedIndexFile {
         }
         return .damaged
     }
+}
+
+/// A mapping handed to another thread to unmap: only that thread touches it after the handover.
+private final class Retired: @unchecked Sendable {
+    private var file: MappedIndexFile?
+    init(_ file: MappedIndexFile) { self.file = file }
+    func release() { file = nil }
 }

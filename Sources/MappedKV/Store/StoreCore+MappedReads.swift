@@ -68,7 +68,7 @@ extension StoreCore {
     func dropMappedReads(_ files: StoreFiles?) {
         guard readsThroughMappings else { return }
         readsThroughMappings = false
-        mappedFile = nil
+        if let file = mappedFile.take() { MappedIndexFile.retire(consume file) }
         mappedLiveCount = 0
         index = KeyIndex()
         if isMultiProcess { files?.releaseMappedReaderLock() }

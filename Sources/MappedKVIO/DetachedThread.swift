@@ -1,11 +1,11 @@
 import Glibc
 
-/// Starts the store's background threads (the change watcher, the interval flush): a detached
-/// pthread that runs one closure and ends.
-enum DetachedThread {
+/// Starts the store's background threads (the change watcher, the interval flush, the release of
+/// a replaced index file's mapping): a detached pthread that runs one closure and ends.
+package enum DetachedThread {
     /// Starts a thread running `body`; the error number when no thread could be created (`body`
     /// is then released without running).
-    static func start(_ body: @escaping @Sendable () -> Void) -> Int32? {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Int32? {
         let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(

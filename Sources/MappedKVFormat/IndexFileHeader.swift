@@ -20,7 +20,7 @@ package struct IndexFileHeader: Equatable, Sendable {
     package static let bucketSize = 8
 
     /// Bit 0: every value carries the expiry suffix. Bit 1: the store is encrypted, so the hash
-    /// seed is derived from its key and not stored.
+    /// seed is stored masked with a value derived from its key.
     package struct Flags: OptionSet, Sendable, Equatable {
         package let rawValue: UInt32
         package init(rawValue: UInt32) { self.rawValue = rawValue }
@@ -39,7 +39,7 @@ package struct IndexFileHeader: Equatable, Sendable {
     package var stamp = MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0)
     /// The data file's 4-byte header at that state.
     package var dataHeader: UInt32 = 0
-    /// The key hash's seed; zero for an encrypted store, whose seed is derived from its key.
+    /// The key hash's seed; for an encrypted store, the seed XOR a mask derived from its key.
     package var seed: UInt64 = 0
     /// For an encrypted store, a value derived from its key that tells a wrong key (zero otherwise).
     package var keyCheck: UInt64 = 0

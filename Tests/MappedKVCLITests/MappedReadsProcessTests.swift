@@ -10,11 +10,17 @@ import Testing
 
 @Suite("Reads through the mappings across processes", .serialized, .timeLimit(.minutes(5)))
 struct MappedReadsProcessTests {
-    static func arguments(_ root: String) -> [String] {
-        CLI.store(root, "s") + ["--multi-process", "--lock", "shared-memory"]
+    static let key = "mapped-process-key"
+
+    static func arguments(_ root: String, encrypted: Bool) -> [String] {
+        CLI.store(root, "s") + ["--multi-process", "--lock", "shared-memory"] + (encrypted ? ["--crypt-key", key] : [])
     }
 
-    static let configuration = Configuration(isMultiProcess: true, processLock: .sharedMemory)
+    static func configuration(encrypted: Bool) -> Configuration {
+        var configuration = Configuration(isMultiProcess: true, processLock: .sharedMemory)
+        configuration.cryptKey = encrypted ? CryptKey(Array(key.utf8)) : nil
+        return configuration
+    }
 
     static func readsThroughMappings(_ store: MappedKV) -> Bool {
         store.shared.core.withLock { $0.readsThroughMappings && $0.mirror.isEmpty }
@@ -40,14 +46,18 @@ struct MappedReadsProcessTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
     }
 
-    @Test("a reader sees every append, removal, compaction and clear of other processes, and stays mapped")
-    func followsOtherProcesses() throws {
+    @Test(
+        "a reader sees every append, removal, compaction and clear of other processes, and stays mapped",
+        arguments: [false, true])
+    func followsOtherProcesses(encrypted: Bool) throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             var model: [String: String] = [:]
             for i in 0..<2_000 { model["k\(i)"] = "v0-\(i)" }
-            try CLI.succeed(["apply", "--create"] + Self.arguments(root), stdin: Self.sets(0..<2_000, round: 0))
-            let store = try MappedKV(id: "s", directory: root, configuration: Self.configuration)
+            try CLI.succeed(
+                ["apply", "--create"] + Self.arguments(root, encrypted: encrypted),
+                stdin: Self.sets(0..<2_000, round: 0))
+            let store = try MappedKV(id: "s", directory: root, configuration: Self.configuration(encrypted: encrypted))
             defer { store.close() }
             #expect(Self.readsThroughMappings(store))
             #expect(try store.string(forKey: "k7") == "v0-7")
@@ -60,7 +70,7 @@ struct MappedReadsProcessTests {
                     model["k\(i)"] = nil
                 }
                 if round % 2 == 0 { lines += "trim\n" }
-                try CLI.succeed(["apply"] + Self.arguments(root), stdin: lines)
+                try CLI.succeed(["apply"] + Self.arguments(root, encrypted: encrypted), stdin: lines)
                 #expect(try store.count == model.count, "round \(round)")
                 for i in 0..<2_000 {
                     #expect(try store.string(forKey: "k\(i)") == model["k\(i)"], "round \(round): k\(i)")
@@ -70,20 +80,25 @@ struct MappedReadsProcessTests {
             // The trims compacted the region, but no process shrank the file under this reader.
             let after = try FileManager.default.attributesOfItem(atPath: root + "/s")[.size] as? Int
             #expect(after.map { size in fileSize.map { size >= $0 } ?? false } == true)
-            try CLI.succeed(["apply"] + Self.arguments(root), stdin: "clear\nset-string only one\n")
+            try CLI.succeed(
+                ["apply"] + Self.arguments(root, encrypted: encrypted), stdin: "clear\nset-string only one\n")
             #expect(try store.count == 1)
             #expect(try store.string(forKey: "only") == "one")
             #expect(try store.string(forKey: "k3") == nil)
         }
     }
 
-    @Test("reads racing compactions and kills in other processes never see a torn, stale or missing value")
-    func racingCompactionsAndKills() throws {
+    @Test(
+        "reads racing compactions and kills in other processes never see a torn, stale or missing value",
+        arguments: [false, true])
+    func racingCompactionsAndKills(encrypted: Bool) throws {
         try TemporaryDirectory.with { tmp in
             let root = tmp.path("root")
             let keys = 500
-            try CLI.succeed(["apply", "--create"] + Self.arguments(root), stdin: Self.sets(0..<keys, round: 0))
-            let store = try MappedKV(id: "s", directory: root, configuration: Self.configuration)
+            try CLI.succeed(
+                ["apply", "--create"] + Self.arguments(root, encrypted: encrypted), stdin: Self.sets(0..<keys, round: 0)
+            )
+            let store = try MappedKV(id: "s", directory: root, configuration: Self.configuration(encrypted: encrypted))
             defer { store.close() }
             #expect(Self.readsThroughMappings(store))
             // Two writers run at once, each on its half of the keys: each sets its keys to its
@@ -108,7 +123,7 @@ struct MappedReadsProcessTests {
                     inputs.append(input)
                     let child = Process()
                     child.executableURL = try CLI.binary.get()
-                    child.arguments = ["apply"] + Self.arguments(root)
+                    child.arguments = ["apply"] + Self.arguments(root, encrypted: encrypted)
                     child.standardInput = input
                     child.standardOutput = FileHandle.nullDevice
                     child.standardError = FileHandle.nullDevice
@@ -144,11 +159,13 @@ struct MappedReadsProcessTests {
                 }
                 for child in children { child.waitUntilExit() }
             }
-            print("mapped reader: \(reads) reads, \(kills) writers killed, \(vandalized) index files damaged")
+            print(
+                "mapped reader (encrypted: \(encrypted)): \(reads) reads, \(kills) writers killed, \(vandalized) index files damaged"
+            )
             #expect(kills >= 1, "a writer was killed part-way (\(kills))")
             #expect(vandalized > 5, "the index file was replaced by damaged copies (\(vandalized))")
             #expect(reads > 1_000, "the reads overlapped the writers (\(reads))")
-            try CLI.succeed(["verify", "--root", root, "--id", "s"])
+            try CLI.succeed(["verify", "--root", root, "--id", "s"] + (encrypted ? ["--crypt-key", Self.key] : []))
         }
     }
 }

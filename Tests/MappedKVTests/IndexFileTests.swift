@@ -124,10 +124,18 @@ struct IndexFileTests {
         let header = try #require(fileBytes(dir.file("s.index"))).withUnsafeBytes { try IndexFileHeader(parsing: $0) }
         #expect(header.flags.contains(.encrypted))
         #expect(header.seed != seed, "the stored seed is masked with a value derived from the key")
+        // Single-process, the store reads through its mappings (FORMAT.md 12.6); shared through
+        // `flock`, it adopts the buckets for its private copy.
         let reopened = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
-        #expect(Self.outcome(reopened) == .adopted)
+        #expect(Self.outcome(reopened) == .mapped)
         #expect(try reopened.string(forKey: "k399") == "value 399")
         reopened.close()
+        var shared = configuration
+        shared.isMultiProcess = true
+        let adopted = try MappedKV(id: "s", directory: dir.path, configuration: shared)
+        #expect(Self.outcome(adopted) == .adopted)
+        #expect(try adopted.string(forKey: "k399") == "value 399")
+        adopted.close()
         #expect(throws: MappedKVError.self) {
             _ = try MappedKV(
                 id: "s", directory: dir.path, configuration: Configuration(cryptKey: CryptKey(Array("wrong".utf8))))

@@ -8,21 +8,30 @@ import Testing
 /// A single-process store whose index file describes it opens reading through its mappings
 /// (docs/FORMAT.md 12.5): no private copy, gets from the mapped buckets and the data mapping; a
 /// write, a walk or an exclusive section loads the private state first. Random operations against
-/// a plain dictionary, with reopens, catch every way the two states could disagree.
+/// a plain dictionary, with reopens, catch every way the two states could disagree. An encrypted
+/// store does the same, decrypting the pages its reads reach (12.6).
 @Suite("Reads through the mappings")
 struct MappedReadsTests {
     static func isMapped(_ store: MappedKV) -> Bool {
         store.shared.core.withLock { $0.readsThroughMappings && $0.mirror.isEmpty && $0.indexOutcome == .mapped }
     }
 
-    @Test("an open after a close maps the store; a write loads the private state; a walk does too")
-    func modes() throws {
+    /// A plain store's configuration, or an encrypted one's.
+    static func configuration(encrypted: Bool) -> Configuration {
+        Configuration(cryptKey: encrypted ? CryptKey(Array("mapped-reads-key".utf8)) : nil)
+    }
+
+    @Test(
+        "an open after a close maps the store; a write loads the private state; a walk does too",
+        arguments: [false, true])
+    func modes(encrypted: Bool) throws {
         let dir = TemporaryDirectory("mapped-modes")
-        let store = try MappedKV(id: "s", directory: dir.path)
+        let configuration = Self.configuration(encrypted: encrypted)
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         for i in 0..<1_000 { try store.set("value \(i)", forKey: "k\(i)") }
         try store.removeValue(forKey: "k5")
         store.close()
-        let mapped = try MappedKV(id: "s", directory: dir.path)
+        let mapped = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         #expect(Self.isMapped(mapped))
         #expect(try mapped.string(forKey: "k999") == "value 999")
         #expect(try mapped.string(forKey: "k5") == nil)
@@ -35,7 +44,7 @@ struct MappedReadsTests {
         try mapped.set("new", forKey: "k5")
         #expect(try mapped.string(forKey: "k5") == "new")
         mapped.close()
-        let again = try MappedKV(id: "s", directory: dir.path)
+        let again = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         #expect(Self.isMapped(again))
         try again.set("first write", forKey: "k0")
         #expect(!Self.isMapped(again))
@@ -43,25 +52,31 @@ struct MappedReadsTests {
         #expect(try again.count == 1_000)
     }
 
-    @Test("a file changed by hand after a clean close is checked: damage is found as without the index")
-    func handDamage() throws {
+    @Test(
+        "a file changed by hand after a clean close is checked: damage is found as without the index",
+        arguments: [false, true])
+    func handDamage(encrypted: Bool) throws {
         let dir = TemporaryDirectory("mapped-damage")
-        let store = try MappedKV(id: "s", directory: dir.path)
+        var configuration = Self.configuration(encrypted: encrypted)
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         for i in 0..<200 { try store.set(Int64(i), forKey: "k\(i)") }
         store.close()
         var data = try #require(fileBytes(dir.file("s")))
         data[50] ^= 0x10
         try writeFile(dir.file("s"), data)
+        configuration.recoveryHandler = { _ in .fail }
         #expect(throws: MappedKVError.self) {
-            _ = try MappedKV(
-                id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { _ in .fail }))
+            _ = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         }
     }
 
-    @Test("a damaged page of buckets is found at the first lookup that reads it; reads stay right")
-    func damagedBucketPage() throws {
+    @Test(
+        "a damaged page of buckets is found at the first lookup that reads it; reads stay right",
+        arguments: [false, true])
+    func damagedBucketPage(encrypted: Bool) throws {
         let dir = TemporaryDirectory("mapped-bucket-damage")
-        let store = try MappedKV(id: "s", directory: dir.path)
+        let configuration = Self.configuration(encrypted: encrypted)
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         for i in 0..<5_000 { try store.set(Int64(i), forKey: "k\(i)") }
         store.close()
         // Every bucket page gets one flipped bit (an empty bucket may become a full one, or the
@@ -75,28 +90,29 @@ struct MappedReadsTests {
         try writeFile(path, bytes)
         // The open itself looks up the store-kind marker (a probe of one page), so the damage may
         // be found there already.
-        let damaged = try MappedKV(id: "s", directory: dir.path)
+        let damaged = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         for i in 0..<5_000 { #expect(try damaged.int64(forKey: "k\(i)") == Int64(i)) }
         #expect(try damaged.int64(forKey: "absent") == nil)
         #expect(!Self.isMapped(damaged), "the first damaged page sent the store to its private state")
         damaged.close()
-        let repaired = try MappedKV(id: "s", directory: dir.path)
+        let repaired = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         #expect(Self.isMapped(repaired), "the close wrote a sound file")
         for i in stride(from: 0, to: 5_000, by: 7) { #expect(try repaired.int64(forKey: "k\(i)") == Int64(i)) }
     }
 
-    @Test("random operations and reopens read exactly what a dictionary holds", arguments: 1...8)
-    func againstModel(seed: UInt64) throws {
+    @Test("random operations and reopens read exactly what a dictionary holds", arguments: [false, true], 1...8)
+    func againstModel(encrypted: Bool, seed: UInt64) throws {
         let dir = TemporaryDirectory("mapped-model-\(seed)")
+        let configuration = Self.configuration(encrypted: encrypted)
         var random = SplitMix64(seed: seed)
         var model: [String: Int64] = [:]
-        var store = try MappedKV(id: "s", directory: dir.path)
+        var store = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         for step in 0..<3_000 {
             let key = "k\(random.next() % 300)"
             switch random.next() % 100 {
             case 0..<3:
                 store.close()
-                store = try MappedKV(id: "s", directory: dir.path)
+                store = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
             case 3..<30:
                 let value = Int64(bitPattern: random.next())
                 try store.set(value, forKey: key)
@@ -114,7 +130,7 @@ struct MappedReadsTests {
             }
         }
         store.close()
-        let last = try MappedKV(id: "s", directory: dir.path)
+        let last = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         #expect(Self.isMapped(last))
         try IndexFileTests.expectMatches(last, model, "seed \(seed) at the end")
     }

@@ -132,11 +132,12 @@ public struct Configuration: Sendable {
     /// checked before it is used and never changes a value a read returns (docs/FORMAT.md 12);
     /// a writable open writes it after decoding the log and when it closes.
     ///
-    /// A plain store opened single-process for writing, or multi-process with
+    /// A store opened single-process for writing, or multi-process with
     /// ``ProcessLock/sharedMemory``, then reads through its mappings: gets decode from the mapped
     /// data file and probe the mapped index file, so the open copies nothing and processes share
-    /// one copy of both; its first write loads a private copy, as any other store keeps. Every
-    /// open of a store in one process shares the first open's choice.
+    /// one copy of both; an encrypted store decrypts each page of the region the first time a
+    /// read reaches it, into memory of its own. Its first write loads a private copy, as any other
+    /// store keeps. Every open of a store in one process shares the first open's choice.
     public var usesIndexFile: Bool
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,

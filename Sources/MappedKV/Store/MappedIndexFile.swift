@@ -40,7 +40,7 @@ final class MappedIndexFile {
     /// One bit per bucket page, set once the page matched its CRC (private to this process).
     private let verifiedPages: UnsafeMutableBufferPointer<UInt64>
 
-    private init(header: IndexFileHeader, region: MappedRegion, path: String, identity: FileIdentity) {
+    private init(header: IndexFileHeader, seed: UInt64, region: MappedRegion, path: String, identity: FileIdentity) {
         self.header = header
         self.region = region
         self.path = path
@@ -55,7 +55,7 @@ final class MappedIndexFile {
             buckets = UnsafeBufferPointer(start: nil, count: 0)
         }
         homeShift = count > 1 ? 31 - UInt32(truncatingIfNeeded: count.trailingZeroBitCount) : 31
-        hasher = KeyHasher(seed: header.seed)
+        hasher = KeyHasher(seed: seed)
         pageCRCs = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(region.bytes)[header.pageCRCsOffset...])
         verifiedPages = .allocate(capacity: (header.bucketPageCount + 63) / 64)
         verifiedPages.initialize(repeating: 0)
@@ -74,9 +74,9 @@ final class MappedIndexFile {
         if DetachedThread.start({ retired.release() }) != nil { retired.release() }
     }
 
-    /// Maps the plain store's index file at `path`, if its header parses and the file is whole;
-    /// the caller checks that it describes the store.
-    static func map(_ path: String, logger: Logger) -> MappedIndexFile? {
+    /// Maps the index file at `path`, if its header parses, the file is whole and it was written
+    /// with `key` (or, for a plain store, none); the caller checks that it describes the store.
+    static func map(_ path: String, key: CryptKey?, logger: Logger) -> MappedIndexFile? {
         #if _endian(big)
         return nil
         #else
@@ -91,9 +91,18 @@ final class MappedIndexFile {
             guard
                 let header = IndexFile.checkedHeader(
                     UnsafeRawBufferPointer(region.bytes), fileSize: size, path: path, logger: logger),
-                !header.flags.contains(.encrypted)
+                header.flags.contains(.encrypted) == (key != nil)
             else { return nil }
-            return MappedIndexFile(header: header, region: region, path: path, identity: identity)
+            var seed = header.seed
+            if let key {
+                // A file written with another key is not used; the decoding open then tells the
+                // wrong key. The seed is stored masked (FORMAT.md 12.2).
+                guard let secrets = try? IndexFile.KeySecrets(key), header.keyCheck == secrets.keyCheck else {
+                    return nil
+                }
+                seed ^= secrets.seedMask
+            }
+            return MappedIndexFile(header: header, seed: seed, region: region, path: path, identity: identity)
         } catch {
             logger.notice("index file not mapped", metadata: ["path": "\(path)", "error": "\(error)"])
             return nil
@@ -119,10 +128,13 @@ final class MappedIndexFile {
         return true
     }
 
-    /// The slot of `key` among the buckets, reading records from `region`. The probe is
+    /// The slot of `key` among the buckets, reading records from `plaintext`. The probe is
     /// ``KeyIndex``'s, with each page of buckets checked before it is read, and it gives up
     /// (damaged) after visiting every bucket, so that no file, however damaged, makes it loop.
-    func slot(for key: UnsafeRawBufferPointer, in region: UnsafeRawBufferPointer) -> Lookup {
+    /// A record whose hash matches is prepared (decrypted, in an encrypted store) before it is
+    /// read: its header and key first, its value once the key matched.
+    func slot(for key: UnsafeRawBufferPointer, in plaintext: MappedPlaintext) -> Lookup {
+        let region = plaintext.bytes
         guard !buckets.isEmpty, let keyBase = key.baseAddress, let regionBase = region.baseAddress else {
             return .absent
         }
@@ -134,10 +146,16 @@ final class MappedIndexFile {
         for _ in 0..<buckets.count {
             let entry = buckets[position]
             if entry.isEmpty { return .absent }
-            if entry.tag == hash, let slot = KeyIndex.slot(of: entry, in: region), Int(slot.keyLength) == key.count,
-                memcmp(regionBase + Int(slot.keyStart), keyBase, key.count) == 0
-            {
-                return .found(slot)
+            if entry.tag == hash {
+                // Two varints of at most ten bytes each around the key.
+                let start = entry.recordStart
+                guard plaintext.prepare(start..<(start + key.count + 20)) else { return .damaged }
+                if let slot = KeyIndex.slot(of: entry, in: region), Int(slot.keyLength) == key.count,
+                    memcmp(regionBase + Int(slot.keyStart), keyBase, key.count) == 0
+                {
+                    guard plaintext.prepare(slot.valueRange) else { return .damaged }
+                    return .found(slot)
+                }
             }
             position = (position + 1) & mask
             if position % (IndexFileHeader.bucketPageSize / IndexFileHeader.bucketSize) == 0,

@@ -2,10 +2,11 @@ import Logging
 import MappedKVFormat
 import MappedKVIO
 
-/// An open, or a reload, that reads a plain store through its mappings (docs/FORMAT.md 12.5):
-/// the index file's buckets and the data file's region where they lie, with no private copy of
+/// An open, or a reload, that reads a store through its mappings (docs/FORMAT.md 12.5): the
+/// index file's buckets and the data file's region where they lie, with no private copy of
 /// either. What a process then holds of its own is the records written after the index file's
-/// state (``StoreCore/index``, used as an overlay) and nothing else.
+/// state (``StoreCore/index``, used as an overlay) and, for an encrypted store, the plaintext of
+/// the pages it has read (``DecryptedPages``, 12.6).
 ///
 /// Only where no process can rewrite the region in place without first moving the sequence: a
 /// single-process writer (no other process can have the store open) and multi-process stores
@@ -20,12 +21,14 @@ struct MappedOpen {
     var overlay: KeyIndex
     var liveCount: Int
     var recordCount: Int
+    /// An encrypted store's plaintext pages; nil for a plain store.
+    var pages: DecryptedPages?
 
     var expiryEnabled: Bool { meta.version >= .flag && meta.flags.contains(.keyExpiry) }
 
     /// Whether a store opened with `configuration` over `files` may read through its mappings.
-    static func isEligible(_ configuration: Configuration, files: StoreFiles, key: CryptKey?) -> Bool {
-        guard configuration.usesIndexFile, key == nil, !Directory.fileExists(files.location.journalPath) else {
+    static func isEligible(_ configuration: Configuration, files: StoreFiles) -> Bool {
+        guard configuration.usesIndexFile, !Directory.fileExists(files.location.journalPath) else {
             return false
         }
         if configuration.isMultiProcess {
@@ -35,10 +38,11 @@ struct MappedOpen {
         return !configuration.isReadOnly
     }
 
-    /// The mapped state of `files` from the index file at `path`, or nil if the file does not
-    /// describe the store as it is now, or cannot be trusted without the checks a decode makes.
-    static func attempt(_ files: StoreFiles, path: String, logger: Logger) -> MappedOpen? {
-        guard let file = MappedIndexFile.map(path, logger: logger) else { return nil }
+    /// The mapped state of `files`, encrypted with `key` if given, from the index file at `path`,
+    /// or nil if the file does not describe the store as it is now, or cannot be trusted without
+    /// the checks a decode makes.
+    static func attempt(_ files: StoreFiles, key: CryptKey?, path: String, logger: Logger) -> MappedOpen? {
+        guard let file = MappedIndexFile.map(path, key: key, logger: logger) else { return nil }
         let header = file.header
         let meta = LoadAssessment.parseMeta(files.metaFileBytes).normalized
         let stamp = files.metaStamp()
@@ -79,19 +83,31 @@ struct MappedOpen {
             guard CRC32.update(0, UnsafeRawBufferPointer(rebasing: region[0..<indexedSize])) == header.stamp.crcDigest
             else { return nil }
         }
+        var pages: DecryptedPages?
+        if let key {
+            guard let made = DecryptedPages(key: key, iv: meta.regionIV(for: key), capacity: dataFile.count - 4) else {
+                return nil
+            }
+            pages = made
+        }
         // The buckets are checked a page at a time as lookups reach them (MappedIndexFile).
         var open = MappedOpen(
             file: file, meta: meta, dataHeader: dataHeader, stamp: stamp, overlay: KeyIndex(),
-            liveCount: Int(header.keyCount), recordCount: Int(header.recordCount))
-        guard open.fileRecords(in: region, from: indexedSize) != nil else { return nil }
+            liveCount: Int(header.keyCount), recordCount: Int(header.recordCount), pages: pages)
+        guard open.fileRecords(in: MappedPlaintext(region: region, pages: pages), from: indexedSize) != nil else {
+            return nil
+        }
         return open
     }
 
-    /// Files the records of `region` from `start` in the overlay, keeping deletions, and counts
-    /// the live keys; returns how many records, or nil if they do not decode or a key is not
-    /// UTF-8 (which only a private index files, under its repair).
-    mutating func fileRecords(in region: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    /// Files the records of `plaintext` from `start` in the overlay, keeping deletions, and
+    /// counts the live keys; returns how many records, or nil if they do not decode or a key is
+    /// not UTF-8 (which only a private index files, under its repair). The records after `start`
+    /// are prepared (decrypted) first: the overlay's slots point there.
+    mutating func fileRecords(in plaintext: MappedPlaintext, from start: Int) -> Int? {
+        let region = plaintext.bytes
         guard start < region.count else { return 0 }
+        guard plaintext.prepare(start..<region.count) else { return nil }
         var valid = true
         var filed = 0
         let base = file
@@ -109,7 +125,7 @@ struct MappedOpen {
             if let earlier = overlay.slot(for: key, hash: hash, in: region) {
                 wasLive = earlier.valueLength > 0
             } else {
-                switch base.slot(for: key, in: region) {
+                switch base.slot(for: key, in: plaintext) {
                 case .found: wasLive = true
                 case .absent: wasLive = false
                 case .damaged:

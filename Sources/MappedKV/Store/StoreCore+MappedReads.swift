@@ -25,6 +25,7 @@ extension StoreCore {
         cipher = nil
         expiryEnabled = open.expiryEnabled
         mappedFile = open.file
+        decryptedPages = open.pages
         mappedLiveCount = open.liveCount
         readsThroughMappings = true
         indexOutcome = .mapped
@@ -35,8 +36,8 @@ extension StoreCore {
 
     /// Tries to read `files` through their mappings; false leaves the state as it was.
     func enterMappedReads(_ files: StoreFiles) -> Bool {
-        guard MappedOpen.isEligible(configuration, files: files, key: cryptKey),
-            let open = MappedOpen.attempt(files, path: location.indexPath, logger: logger)
+        guard MappedOpen.isEligible(configuration, files: files),
+            let open = MappedOpen.attempt(files, key: cryptKey, path: location.indexPath, logger: logger)
         else { return false }
         if isMultiProcess, !files.holdMappedReaderLock() { return false }
         adoptMapped(open, files)
@@ -69,6 +70,7 @@ extension StoreCore {
         guard readsThroughMappings else { return }
         readsThroughMappings = false
         if let file = mappedFile.take() { MappedIndexFile.retire(consume file) }
+        decryptedPages = nil
         mappedLiveCount = 0
         index = KeyIndex()
         if isMultiProcess { files?.releaseMappedReaderLock() }
@@ -97,7 +99,7 @@ extension StoreCore {
     }
 
     private func readMapped<R>(
-        lookingUp lookup: (MappedIndexFile, UnsafeRawBufferPointer) -> MappedLookup,
+        lookingUp lookup: (MappedIndexFile, MappedPlaintext) -> MappedLookup,
         _ body: (UnsafeRawBufferPointer, Range<Int>?) throws(FormatError) -> R
     ) throws(MappedKVError) -> Result<R, FormatError>? {
         while readsThroughMappings {
@@ -108,14 +110,17 @@ extension StoreCore {
                 continue
             }
             guard let file = mappedFile else { return nil }
-            let region = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + Int(observed.actualSize))])
+            let region = MappedPlaintext(
+                region: UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + Int(observed.actualSize))]),
+                pages: decryptedPages)
             guard case .found(let range) = lookup(file, region) else {
-                // A damaged page of the index file: read as if the store had no such file.
+                // A damaged page of the index file, or a page of an encrypted region that could
+                // not be decrypted: read as if the store had no index file.
                 logger.warning("index file damaged: loading the store", metadata: ["id": "\(location.id)"])
                 try leaveMappedReadsUnderSharedLock(files, decoding: true)
                 return nil
             }
-            let result = Result { () throws(FormatError) in try body(region, range) }
+            let result = Result { () throws(FormatError) in try body(region.bytes, range) }
             if isMultiProcess {
                 atomicMemoryFence(ordering: .acquiring)
                 if files.metaStamp().sequence != stamp.sequence { continue }
@@ -156,15 +161,16 @@ extension StoreCore {
     /// The live value range of `key` (its UTF-8 bytes): the overlay's record if it has one (a
     /// deletion: absent), else the mapped buckets'.
     private func mappedValueRange(
-        forKey key: UnsafeRawBufferPointer, file: MappedIndexFile, in region: UnsafeRawBufferPointer
+        forKey key: UnsafeRawBufferPointer, file: MappedIndexFile, in plaintext: MappedPlaintext
     ) -> MappedLookup {
+        let region = plaintext.bytes
         let slot: ValueSlot
         // The overlay is usually empty: then no hash of the key with its seed is taken.
         if !index.isEmpty, let recent = index.slot(for: key, in: region) {
             guard recent.valueLength > 0 else { return .found(nil) }
             slot = recent
         } else {
-            switch file.slot(for: key, in: region) {
+            switch file.slot(for: key, in: plaintext) {
             case .found(let stored): slot = stored
             case .absent: return .found(nil)
             case .damaged: return .damaged
@@ -217,10 +223,27 @@ extension StoreCore {
         let region = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + newLength)])
         let tail = UnsafeRawBufferPointer(rebasing: region[oldLength...])
         guard CRC32.update(observed.crcDigest, tail) == stamp.crcDigest else { return nil }
+        if let pages = decryptedPages {
+            guard let key = cryptKey else { return nil }
+            if newLength > pages.capacity {
+                // The file grew past the buffer: a larger one, with the overlay's records in it.
+                guard
+                    let larger = DecryptedPages(
+                        key: key, iv: meta.regionIV(for: key), capacity: files.dataFileSize - 4),
+                    MappedPlaintext(region: region, pages: larger).prepare(
+                        Int(file.header.stamp.actualSize)..<oldLength)
+                else { return nil }
+                decryptedPages = larger
+            } else {
+                pages.forget(from: oldLength)
+            }
+        }
         var open = MappedOpen(
             file: file, meta: meta, dataHeader: header, stamp: stamp, overlay: index, liveCount: mappedLiveCount,
-            recordCount: recordCount)
-        guard let records = open.fileRecords(in: region, from: oldLength) else { return nil }
+            recordCount: recordCount, pages: decryptedPages)
+        guard
+            let records = open.fileRecords(in: MappedPlaintext(region: region, pages: decryptedPages), from: oldLength)
+        else { return nil }
         index = open.overlay
         mappedLiveCount = open.liveCount
         recordCount = open.recordCount

@@ -126,6 +126,8 @@ final class StoreCore {
     var readsThroughMappings = false
     /// The mapped index file while ``readsThroughMappings``.
     var mappedFile: MappedIndexFile?
+    /// The plaintext pages of an encrypted store while ``readsThroughMappings``.
+    var decryptedPages: DecryptedPages?
     /// The live keys while ``readsThroughMappings`` (the mapped file's, changed by the overlay's records).
     var mappedLiveCount = 0
     /// Set by a write-back (``commit(_:_:staleEnd:sync:)``): a multi-process write then writes the
@@ -218,8 +220,8 @@ final class StoreCore {
             configuration.isReadOnly
             || (files.dataFileSize >= capacity && files.dataFileSize % pageSize == 0
                 && files.metaFileSize >= pageSize && files.metaFileSize % pageSize == 0)
-        guard sized, MappedOpen.isEligible(configuration, files: files, key: configuration.cryptKey),
-            let open = MappedOpen.attempt(files, path: location.indexPath, logger: logger)
+        guard sized, MappedOpen.isEligible(configuration, files: files),
+            let open = MappedOpen.attempt(files, key: configuration.cryptKey, path: location.indexPath, logger: logger)
         else { return nil }
         if configuration.isMultiProcess, !files.holdMappedReaderLock() { return nil }
         return open
@@ -227,6 +229,7 @@ final class StoreCore {
 
     /// Takes over a loaded state, writing it back first if it is a recovery the files do not hold.
     func adopt(_ state: StoreLoader.LoadedState, _ files: StoreFiles) throws(MappedKVError) {
+        dropMappedReads(files)  // a loaded state is a private one
         noteIndexOutcome(state)
         meta = state.region.meta
         header = state.region.header

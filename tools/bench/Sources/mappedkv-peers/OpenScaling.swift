@@ -150,7 +150,7 @@ struct OpenScaling {
                     [
                         "get", "--root", directory, "--id", MappedKVStore<OpenScalingVariant>.storeID,
                         "--type", "int32",
-                    ] + mode.toolArguments + indexFile.toolArguments + [key]
+                    ] + mode.toolArguments + indexFile.toolArguments + EncryptionOption.toolArguments + [key]
                 )
             }
             (floorExecutable, floor) = (cli, ["--version"])

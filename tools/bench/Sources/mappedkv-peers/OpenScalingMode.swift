@@ -70,14 +70,22 @@ protocol OpenScalingMappedKVVariant: MappedKVVariant {}
 /// with `flock` unless told), with or without the index file. The index file choice is set
 /// either way, since the library's default is to keep the file.
 enum OpenScalingVariant: OpenScalingMappedKVVariant {
-    static let configuration = Configuration(
-        isMultiProcess: OpenScalingMode.current.isMultiProcess, processLock: OpenScalingMode.current.processLock,
-        metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
+    static let configuration: Configuration = {
+        var configuration = Configuration(
+            isMultiProcess: OpenScalingMode.current.isMultiProcess, processLock: OpenScalingMode.current.processLock,
+            metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
+        configuration.cryptKey = EncryptionOption.key
+        return configuration
+    }()
 }
 
 /// The reference for the gets of the other modes: multi-process with `flock`, which always reads
 /// the open's private copy, with the same index file choice.
 enum OpenScalingFlockVariant: OpenScalingMappedKVVariant {
-    static let configuration = Configuration(
-        isMultiProcess: true, metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
+    static let configuration: Configuration = {
+        var configuration = Configuration(
+            isMultiProcess: true, metrics: BenchMetrics.options, usesIndexFile: IndexFileOption.current == .on)
+        configuration.cryptKey = EncryptionOption.key
+        return configuration
+    }()
 }

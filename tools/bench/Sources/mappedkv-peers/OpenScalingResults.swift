@@ -175,7 +175,8 @@ struct OpenScalingResults {
         out += "Clock: \(Clock.description) in this process; processes are timed by the wall clock.\n\n"
         out +=
             "Stores of N Int32 keys `int-<i>` holding i, built once per N. "
-            + "MappedKV: \(mode.summary), index file \(indexFile.rawValue); fresh processes run "
+            + "MappedKV: \(mode.summary), index file \(indexFile.rawValue)"
+            + (EncryptionOption.isOn ? ", encrypted (AES-128)" : "") + "; fresh processes run "
             + "`\(cli)`. LMDB: \(LMDBStore.libraryVersion), MDB_NOSYNC|MDB_NOMETASYNC, one write transaction per set, "
             + "gets through a reused read-only transaction (renew and reset around each get)."
         if let mmkvDriver { out += " MMKV: the driver `\(mmkvDriver)`." }

@@ -74,6 +74,8 @@ struct PeersCommand: ParsableCommand {
             "With --open-scaling: open MappedKV single-process instead (the second process then reads a store no other process holds, and the reader after a compaction is left out)."
     )
     var singleProcess = false
+    @Flag(help: "With --open-scaling: encrypt MappedKV's stores (AES-128 under a fixed key).")
+    var encrypted = false
     @Option(
         help:
             "With --open-scaling: the mappedkv tool for MappedKV's fresh processes. Default: the one beside this executable (build it with --product mappedkv)."
@@ -165,8 +167,8 @@ struct PeersCommand: ParsableCommand {
         guard !(singleProcess && lock != nil) else {
             throw ValidationError("--lock chooses a multi-process store's lock: leave it out with --single-process")
         }
-        guard openScaling || (lock == nil && !singleProcess) else {
-            throw ValidationError("--lock and --single-process are options of --open-scaling")
+        guard openScaling || (lock == nil && !singleProcess && !encrypted) else {
+            throw ValidationError("--lock, --single-process and --encrypted are options of --open-scaling")
         }
         guard ["wall", "cpu"].contains(clock) else { throw ValidationError("--clock must be wall or cpu") }
     }
@@ -183,6 +185,7 @@ struct PeersCommand: ParsableCommand {
             }
             setenv(Clock.environmentVariable, clock, 1)  // before the first reading fixes Clock.id
             setenv(IndexFileOption.environmentVariable, indexFile.rawValue, 1)  // likewise, children inherit it
+            setenv(EncryptionOption.environmentVariable, encrypted ? "1" : "0", 1)  // likewise
             setenv(OpenScalingMode.environmentVariable, openScalingMode.rawValue, 1)  // likewise
             try measure()
         } catch {

@@ -87,6 +87,20 @@ struct MappedEncryptedReadsTests {
         try IndexFileTests.expectMatches(again, model, "after the reopen")
     }
 
+    @Test("decryptsPagesOnRead false keeps the private decrypted copy, adopted from the index file")
+    func privateCopyOption() throws {
+        let dir = TemporaryDirectory("mapped-encrypted-private")
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: Self.configuration)
+        for i in 0..<500 { try store.set("value \(i)", forKey: "k\(i)") }
+        store.close()
+        var privateCopy = Self.configuration
+        privateCopy.decryptsPagesOnRead = false
+        let reopened = try MappedKV(id: "s", directory: dir.path, configuration: privateCopy)
+        #expect(!MappedReadsTests.isMapped(reopened))
+        #expect(reopened.shared.core.withLock { $0.indexOutcome } == .adopted)
+        #expect(try reopened.string(forKey: "k123") == "value 123")
+    }
+
     @Test("a wrong key is refused as without the index file, and the right one then maps the store")
     func wrongKey() throws {
         let dir = TemporaryDirectory("mapped-encrypted-wrong-key")

@@ -100,6 +100,27 @@ struct MappedReadsTests {
         for i in stride(from: 0, to: 5_000, by: 7) { #expect(try repaired.int64(forKey: "k\(i)") == Int64(i)) }
     }
 
+    @Test("batch reads stay in the mapped state and read what single gets read", arguments: [false, true])
+    func batchReads(encrypted: Bool) throws {
+        let dir = TemporaryDirectory("mapped-batch")
+        let configuration = Self.configuration(encrypted: encrypted)
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
+        for i in 0..<3_000 { try store.set(Int64(i * 3), forKey: "k\(i)") }
+        for i in stride(from: 0, to: 3_000, by: 11) { try store.removeValue(forKey: "k\(i)") }
+        store.close()
+        let mapped = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
+        let keys = (0..<3_100).map { "k\(($0 * 7) % 3_100)" }
+        let values = try mapped.values(forKeys: keys, as: Int64.self)
+        #expect(Self.isMapped(mapped), "a batch read keeps the mapped state")
+        for (key, value) in zip(keys, values) { #expect(try mapped.int64(forKey: key) == value, "\(key)") }
+        let expected = keys.map { key -> Int64? in
+            guard let i = Int(key.dropFirst()), i < 3_000, i % 11 != 0 else { return nil }
+            return Int64(i * 3)
+        }
+        #expect(values == expected)
+        #expect(Self.isMapped(mapped))
+    }
+
     @Test("random operations and reopens read exactly what a dictionary holds", arguments: [false, true], 1...8)
     func againstModel(encrypted: Bool, seed: UInt64) throws {
         let dir = TemporaryDirectory("mapped-model-\(seed)")

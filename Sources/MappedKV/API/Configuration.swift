@@ -139,6 +139,12 @@ public struct Configuration: Sendable {
     /// read reaches it, into memory of its own. Its first write loads a private copy, as any other
     /// store keeps. Every open of a store in one process shares the first open's choice.
     public var usesIndexFile: Bool
+    /// For an encrypted store that reads through its mappings (see ``usesIndexFile``): decrypt each
+    /// 4 KiB page of the region the first time a read reaches it (true, the default), so that the
+    /// open decrypts nothing and a process holds the plaintext of what it reads; or false, to
+    /// decrypt the whole region into a private copy at the open, as a store shared through
+    /// `flock` does, for gets at that copy's speed. docs/bench/open.md compares the two.
+    public var decryptsPagesOnRead = true
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,
     /// creating it if it does not exist.

@@ -111,6 +111,8 @@ final class MappedIndexFile {
     }
 
     /// Whether the page of buckets that holds `bucket` matches its CRC, checking it the first time.
+    // Inlined into the probe: the open-scaling bench's mapped gets at 10^4 keys.
+    @inline(__always)
     private func isVerified(bucket: Int) -> Bool {
         let page = bucket &* IndexFileHeader.bucketSize / IndexFileHeader.bucketPageSize
         if verifiedPages[page &>> 6] & (1 &<< UInt64(page & 63)) != 0 { return true }

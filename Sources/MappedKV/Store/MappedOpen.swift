@@ -26,9 +26,12 @@ struct MappedOpen {
 
     var expiryEnabled: Bool { meta.version >= .flag && meta.flags.contains(.keyExpiry) }
 
-    /// Whether a store opened with `configuration` over `files` may read through its mappings.
-    static func isEligible(_ configuration: Configuration, files: StoreFiles) -> Bool {
-        guard configuration.usesIndexFile, !Directory.fileExists(files.location.journalPath) else {
+    /// Whether a store opened with `configuration` over `files`, `encrypted` or not, may read
+    /// through its mappings.
+    static func isEligible(_ configuration: Configuration, files: StoreFiles, encrypted: Bool) -> Bool {
+        guard configuration.usesIndexFile, !encrypted || configuration.decryptsPagesOnRead,
+            !Directory.fileExists(files.location.journalPath)
+        else {
             return false
         }
         if configuration.isMultiProcess {

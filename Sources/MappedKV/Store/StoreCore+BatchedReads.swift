@@ -16,6 +16,12 @@ extension StoreCore {
     func withPayloads(
         forKeys keys: [String], _ body: (_ position: Int, _ payload: UnsafeRawBufferPointer?) -> Void
     ) throws(MappedKVError) {
+        if readsThroughMappings,
+            let copied = try payloadsMapped(
+                count: keys.count, withKey: { position, lookup in Self.withBytes(of: keys[position]) { lookup($0) } })
+        {
+            return copied.handOver(body)
+        }
         try prepareRead()
         mirror.withUnsafeBytes { mirror in
             withUnsafeTemporaryAllocation(of: UInt32.self, capacity: Self.readAheadGroup) { hashes in

@@ -18,7 +18,7 @@ final class DecryptedPages {
     private let memory: AnonymousMemory
     private let decryptor: CFBSegmentDecryptor
     /// One bit per page, set once the page is decrypted (as ``MappedIndexFile``'s page bits).
-    let decrypted: UnsafeMutableBufferPointer<UInt64>
+    private let decrypted: UnsafeMutableBufferPointer<UInt64>
 
     /// The buffer (``memory``'s bytes, kept here for the reads' checks).
     private let base: UnsafeMutableRawPointer
@@ -101,28 +101,19 @@ struct MappedPlaintext {
     /// holds the pages (a retain and release of them per copy of the view showed in the
     /// open-scaling bench's encrypted gets).
     private unowned(unsafe) let pages: DecryptedPages?
-    /// The pages' bits, read here first: most records lie in one page already decrypted.
-    private let decrypted: UnsafeMutableBufferPointer<UInt64>?
     private let ciphertext: UnsafeRawBufferPointer
 
     /// The plaintext view of `region` (the mapped region, `count` bytes), through `pages` if the
     /// store is encrypted.
     init(region: UnsafeRawBufferPointer, pages: DecryptedPages?) {
         self.pages = pages
-        decrypted = pages?.decrypted
         ciphertext = region
         bytes = pages?.plaintext(count: region.count) ?? region
     }
 
     /// Makes `range` of ``bytes`` hold the plaintext; false if it could not (libcrypto failed).
     func prepare(_ range: Range<Int>) -> Bool {
-        guard let decrypted, let pages else { return true }
-        let page = range.lowerBound / DecryptedPages.pageSize
-        if range.lowerBound >= 0, page == (range.upperBound - 1) / DecryptedPages.pageSize, page >> 6 < decrypted.count,
-            decrypted[page &>> 6] & (1 &<< UInt64(page & 63)) != 0
-        {
-            return true
-        }
+        guard let pages else { return true }
         return pages.prepare(range, in: ciphertext)
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import MappedKVFormat
+import MappedKVIO
 import Testing
 
 @testable import MappedKV
@@ -155,6 +157,43 @@ struct IndexFileTests {
         #expect(throws: MappedKVError.self) {
             _ = try MappedKV(
                 id: "s", directory: dir.path, configuration: Configuration(recoveryHandler: { _ in .fail }))
+        }
+    }
+
+    @Test("a multi-process trim replaces a large file before it returns; no temporary file stays, nor the old file")
+    func largeFileReplacedByTrim() throws {
+        let dir = TemporaryDirectory("index-replaced")
+        let keys = 100_000  // buckets of more than ReplacedFile.minimumSize bytes
+        let first = try MappedKV(id: "s", directory: dir.path, configuration: Self.withIndex)
+        for i in 0..<keys { try first.set(Int64(i), forKey: "k\(i)") }
+        first.close()
+        let store = try MappedKV(id: "s", directory: dir.path, configuration: Self.withIndex)
+        for i in stride(from: 0, to: keys, by: 10) { try store.set(Int64(-i), forKey: "k\(i)") }
+        let path = dir.file("s.index")
+        let old = try #require(FileIdentity(path: path))
+        #expect(try #require(fileBytes(path)).count > ReplacedFile.minimumSize)
+        try store.trim()
+        #expect(FileIdentity(path: path) != old)
+        let header = try #require(fileBytes(path)).withUnsafeBytes { try IndexFileHeader(parsing: $0) }
+        #expect(header.stamp == (try store.info().meta.stamp), "the file describes the rewritten region")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["s", "s.crc", "s.index"])
+        // The old file, held open across the rename, is closed on a thread of its own.
+        let deadline = Date().addingTimeInterval(30)
+        while try Self.isOpen(old), Date() < deadline { usleep(1_000) }
+        #expect(try !Self.isOpen(old))
+        store.close()
+        let reopened = try MappedKV(id: "s", directory: dir.path, configuration: Self.withIndex)
+        #expect(Self.outcome(reopened) == .adopted)
+        #expect(try reopened.int64(forKey: "k10") == -10)
+        #expect(try reopened.int64(forKey: "k11") == 11)
+    }
+
+    /// Whether this process has a descriptor open on the file of `identity`, which has no name left.
+    static func isOpen(_ identity: FileIdentity) throws -> Bool {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").contains { name in
+            var info = stat()
+            guard let fd = Int32(name), fstat(fd, &info) == 0 else { return false }
+            return info.st_nlink == 0 && UInt64(info.st_dev) == identity.device && UInt64(info.st_ino) == identity.inode
         }
     }
 

@@ -104,7 +104,12 @@ enum IndexFile {
                 recorder.record(.file(name(temporary), offset: 0, bytes: bytes))
                 recorder.record(.renamed(name(temporary), to: name(path)))
             }
+            // A rename that drops the old file's last reference frees that file in time that grows
+            // with its size, here under the exclusive lock of a multi-process rewrite; held open,
+            // it is freed on a thread of its own instead.
+            let replaced = ReplacedFile(at: path)
             try Directory.rename(temporary, to: path)
+            replaced?.releaseInBackground()
             return true
         } catch {
             try? FileDescriptor.remove(temporary)

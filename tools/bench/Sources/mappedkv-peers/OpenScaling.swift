@@ -19,7 +19,9 @@ import MappedKV
 ///    rounds after the first time `set` again on a fresh store;
 /// 5. `reader_first_get_after_compaction`: a reader's first get after a writer process
 ///    overwrote a tenth of the keys and compacted the store (not single-process, where the writer
-///    could not open the store beside the reader).
+///    could not open the store beside the reader);
+/// 6. `compaction_*`: MappedKV's full write-back in this process with the index file on and off
+///    (``OpenScalingCompaction``; not single-process, which writes the file only at its close).
 ///
 /// MappedKV runs as ``OpenScalingMode`` says (``OpenScalingVariant``); MMKV runs through an
 /// external driver (``MMKVDriver``), which reports what it can of the same figures.
@@ -75,6 +77,16 @@ struct OpenScaling {
                     let figures = try measure(
                         column, keys: keys, shuffled: shuffled, n: n, base: base, round: round, random: &random)
                     for (metric, value) in figures { results.add(metric, column, n, value) }
+                    if column == .mappedkv && mode.isMultiProcess {
+                        let directory = "\(base)/\(column.rawValue)"
+                        for pair in try OpenScalingCompaction.measure(
+                            keys: keys, n: n, directory: directory, round: round)
+                        {
+                            results.add(.compaction, column, n, pair.on)
+                            results.add(.compactionNoIndexFile, column, n, pair.off)
+                            results.add(.compactionRatio, column, n, pair.on / pair.off)
+                        }
+                    }
                     line +=
                         " \(column.displayName) \(Format.duration(nanoseconds: Double(Clock.nanoseconds() - start)))"
                 }

@@ -31,12 +31,18 @@ enum OpenScalingMetric: String, CaseIterable {
     case getRandomAfterWrite = "get_random_after_write_ns"
     case set = "set_ns"
     case firstGetAfterCompaction = "reader_first_get_after_compaction_ms"
+    case compaction = "compaction_ms"
+    case compactionNoIndexFile = "compaction_no_index_file_ms"
+    case compactionRatio = "compaction_index_file_ratio"
     case storeFiles = "store_files_mb"
 
     /// Multiplies a sample into the table's unit.
     var scale: Double {
         switch self {
-        case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction: 1e-6
+        case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction, .compaction,
+            .compactionNoIndexFile:
+            1e-6
+        case .compactionRatio: 1
         case .secondAnonymous, .secondPrivate, .secondPrivateClean, .secondTotal, .secondAnonymousAdded,
             .secondPrivateAdded:
             1.0 / 1024
@@ -52,7 +58,8 @@ enum OpenScalingMetric: String, CaseIterable {
         case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
             .getRandomAfterWrite, .set:
             Format.grouped(value)
-        case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction:
+        case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction, .compaction,
+            .compactionNoIndexFile:
             value < 1 ? Format.fixed(value, 3) : value < 100 ? Format.fixed(value, 2) : Format.grouped(value)
         default: Format.fixed(value, 2)
         }
@@ -120,6 +127,17 @@ enum OpenScalingMetric: String, CaseIterable {
                 + "every tenth key and exits after MappedKV's `trim()` (a full write-back; LMDB: its commits); then "
                 + "the reader's first get of an overwritten key, timed, its new value checked. Not for single-process "
                 + "MappedKV, whose reader would keep the writer out."
+        case .compaction:
+            "In a fresh copy of the store, opened in the bench's process multi-process with the index file on (and "
+                + "this run's lock, whatever --index-file says): every tenth key overwritten and every file of the "
+                + "copy flushed, untimed; then MappedKV's `trim()`, a full write-back that writes the index file "
+                + "under the exclusive lock, timed. \(OpenScalingCompaction.pairs) per round, each paired with "
+                + "compaction_no_index_file_ms, the pairs alternating which goes first. Not for single-process "
+                + "MappedKV, which writes the file at its close."
+        case .compactionNoIndexFile:
+            "compaction_ms with the index file off (`usesIndexFile = false`), in the same rounds."
+        case .compactionRatio:
+            "compaction_ms over compaction_no_index_file_ms of each pair: the median of the pairs' ratios."
         case .storeFiles:
             "The size of the store's files after the build."
         }
@@ -128,7 +146,10 @@ enum OpenScalingMetric: String, CaseIterable {
     /// The table's heading: the metric and its unit.
     var unit: String {
         switch self {
-        case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction: "ms"
+        case .openFirstGet, .freshProcess, .processFloor, .firstGetAfterCompaction, .compaction,
+            .compactionNoIndexFile:
+            "ms"
+        case .compactionRatio: "on / off"
         case .getSequential, .getRandom, .getSequentialFlock, .getRandomFlock, .getSequentialAfterWrite,
             .getRandomAfterWrite, .set:
             "ns per operation"

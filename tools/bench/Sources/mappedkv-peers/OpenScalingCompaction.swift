@@ -83,16 +83,16 @@ enum OpenScalingCompaction {
 }
 
 /// The compaction's store with the index file: multi-process, with the lock of
-/// ``OpenScalingMode/current``, whatever `--index-file` says.
+/// ``OpenScalingMode/current``, encrypted as `--encrypted` says, whatever `--index-file` says.
 enum OpenScalingIndexFileOnVariant: OpenScalingMappedKVVariant {
     static let configuration = Configuration(
-        isMultiProcess: true, processLock: OpenScalingMode.current.processLock, metrics: BenchMetrics.options,
-        usesIndexFile: true)
+        isMultiProcess: true, cryptKey: EncryptionOption.key, processLock: OpenScalingMode.current.processLock,
+        metrics: BenchMetrics.options, usesIndexFile: true)
 }
 
 /// The compaction's store without the index file, otherwise as ``OpenScalingIndexFileOnVariant``.
 enum OpenScalingIndexFileOffVariant: OpenScalingMappedKVVariant {
     static let configuration = Configuration(
-        isMultiProcess: true, processLock: OpenScalingMode.current.processLock, metrics: BenchMetrics.options,
-        usesIndexFile: false)
+        isMultiProcess: true, cryptKey: EncryptionOption.key, processLock: OpenScalingMode.current.processLock,
+        metrics: BenchMetrics.options, usesIndexFile: false)
 }

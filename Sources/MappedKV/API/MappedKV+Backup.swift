@@ -89,7 +89,7 @@ extension MappedKV {
         guard source.dataPath != destination.dataPath else {
             throw .invalidArgument("the backup directory is the store's own directory")
         }
-        let image = try StoreBackup.withStoreSteady(source) { () throws(MappedKVError) in
+        let image = try StoreRegistry.withStoreSteady(source) { () throws(MappedKVError) in
             try StoreBackup.read(source)
         }
         try StoreBackup.write(image, to: destination)
@@ -101,7 +101,7 @@ extension MappedKV {
         guard source.dataPath != destination.dataPath else {
             throw .invalidArgument("the backup directory is the store's own directory")
         }
-        let image = try StoreBackup.withStoreSteady(source) { () throws(MappedKVError) in
+        let image = try StoreRegistry.withStoreSteady(source) { () throws(MappedKVError) in
             try StoreBackup.read(source)
         }
         try StoreRegistry.withInstance(of: destination) { (instance) throws(MappedKVError) in

@@ -146,7 +146,8 @@ extension MappedKV {
     /// nested section makes its own), and becomes the spare afterwards if `body` kept no reference
     /// to it: a transaction anyone kept is never made active again.
     private func inExclusiveSection<R, E: Error>(_ body: (Transaction) throws(E) -> R) throws(E) -> R {
-        var transaction: Transaction? = shared.spareTransaction.take()
+        // Only this function stores the spare, always a Transaction.
+        var transaction = shared.spareTransaction.take().map { unsafeDowncast($0, to: Transaction.self) }
         if let spare = transaction { spare.begin() } else { transaction = Transaction(shared: shared) }
         defer {
             if var ended = transaction.take() {

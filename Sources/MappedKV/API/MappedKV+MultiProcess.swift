@@ -27,7 +27,7 @@ extension MappedKV {
 
     /// ``synchronizeChanges()`` for a hot path: catches up only if the meta stamp in the shared
     /// mapping moved since this process last looked (a few loads in the steady state: no mutex,
-    /// no system call; Sharing/ObservedStamp.swift), and
+    /// no system call; Store/ObservedStamp.swift), and
     /// returns once every change noticed so far has reached the observers. It never waits for an
     /// exclusive section another thread holds (no other process can write meanwhile). A handler
     /// must not wait for the thread that calls this, nor call this itself.

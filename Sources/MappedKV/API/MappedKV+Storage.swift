@@ -55,7 +55,7 @@ extension MappedKV {
         let location = try StoreLocation(id: id, directory: directory)
         guard Directory.fileExists(location.dataPath) else { return true }
         guard Directory.fileExists(location.metaPath) else { return false }
-        var image = try StoreBackup.withStoreSteady(location) { () throws(MappedKVError) in
+        var image = try StoreRegistry.withStoreSteady(location) { () throws(MappedKVError) in
             try StoreBackup.read(location)
         }
         image.journal = nil  // only the files' own state is judged

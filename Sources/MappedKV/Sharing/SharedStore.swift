@@ -31,9 +31,11 @@ final class SharedStore: Sendable {
     /// The exclusive section a thread may hold on the store (Sharing/ExclusiveSection.swift).
     let section = ExclusiveSection()
     /// The transaction of an ended section that nothing else kept, for the next section to reuse
-    /// instead of allocating one. Unchecked: only the thread holding the section reads or writes
-    /// it, and the section's gate orders one holder's accesses before the next one's.
-    nonisolated(unsafe) var spareTransaction: MappedKV.Transaction?
+    /// instead of allocating one: API/'s `Transaction`, held as an object so that this layer names
+    /// nothing above it; only API/ stores and takes it. Unchecked: only the thread holding the
+    /// section reads or writes it, and the section's gate orders one holder's accesses before the
+    /// next one's.
+    nonisolated(unsafe) var spareTransaction: AnyObject?
     /// The mode and access it was opened with.
     let isMultiProcess: Bool
     let isReadOnly: Bool

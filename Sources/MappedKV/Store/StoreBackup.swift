@@ -28,30 +28,6 @@ enum StoreBackup {
         var dataFileSize: Int
     }
 
-    /// Runs `body` while nobody can write the store at `location`: with this process's instance
-    /// locked (and its shared `flock` held, in multi-process mode), or else with a shared lock of
-    /// its own. Throws ``MappedKVError/storeNotFound(path:)`` if there is no meta file.
-    static func withStoreSteady<R: Sendable>(
-        _ location: StoreLocation, _ body: () throws(MappedKVError) -> R
-    ) throws(MappedKVError) -> R {
-        try StoreRegistry.withInstance(of: location) { (instance) throws(MappedKVError) -> R in
-            if let instance {
-                return try instance.core.withLock { (core) throws(MappedKVError) -> R in
-                    let lent = HeldCore(core: core)
-                    return try locked(lent.core, body)
-                }
-            }
-            guard let held = try DetachedStoreLock.take(location, kind: .shared, writable: false) else {
-                throw .storeNotFound(path: location.dataPath)
-            }
-            return try withExtendedLifetime(held) { () throws(MappedKVError) -> R in try body() }
-        }
-    }
-
-    private static func locked<R>(_ core: StoreCore, _ body: () throws(MappedKVError) -> R) throws(MappedKVError) -> R {
-        try core.withFilesLocked(.shared) { (_) throws(MappedKVError) -> R in try body() }
-    }
-
     /// Reads the files of `location`; call it while the store is steady.
     static func read(_ location: StoreLocation) throws(MappedKVError) -> Image {
         guard Directory.fileExists(location.dataPath) else { throw .storeNotFound(path: location.dataPath) }
@@ -179,10 +155,4 @@ enum StoreBackup {
         }
         try Directory.rename(temporary, to: path)
     }
-}
-
-/// A store core used only while its instance's mutex is held, by a call that returns before the
-/// mutex is released: what makes the unchecked conformance sound.
-struct HeldCore: @unchecked Sendable {
-    let core: StoreCore
 }

@@ -24,7 +24,7 @@ extension StoreCore {
         let before = observed
         if isMultiProcess { _ = try takeLock(files, .shared) }
         defer { if isMultiProcess { releaseLock(.shared) } }
-        // The stamp is published after the signal goes up (Sharing/ObservedStamp.swift).
+        // The stamp is published after the signal goes up (Store/ObservedStamp.swift).
         publishesObserved = false
         defer {
             publishesObserved = true

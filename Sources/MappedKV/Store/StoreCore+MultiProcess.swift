@@ -147,7 +147,7 @@ extension StoreCore {
         guard stamp != observed || fileSize != files.dataFileSize else { return }
         // The stamp caught up to is published after the signal below is raised, so that a read that
         // checks the published stamp without the mutex and finds it current also finds the signal
-        // (Sharing/ObservedStamp.swift).
+        // (Store/ObservedStamp.swift).
         publishesObserved = false
         defer {
             publishesObserved = true

@@ -80,7 +80,7 @@ final class StoreCore {
     var observed = MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0) {
         didSet { publishObserved() }
     }
-    /// ``observed``, published for reads that check it without the mutex (Sharing/ObservedStamp.swift).
+    /// ``observed``, published for reads that check it without the mutex (Store/ObservedStamp.swift).
     let observedStamp: ObservedStamp
     /// False while a catch-up runs: it publishes the stamp it caught up to only after it has raised
     /// the change signal, so that a read that finds the published stamp current finds the signal too.

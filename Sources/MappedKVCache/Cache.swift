@@ -101,7 +101,7 @@ public final class Cache<Value: Sendable>: Sendable {
     @inlinable
     public func value(forKey key: String) throws -> Value? {
         // Inlinable, so that a caller that knows `Value` runs the memory tier's lookup specialized
-        // (unspecialized, a memory hit cost 17x a `MemoryCache` hit in the cache bench); the
+        // (the cache bench's cache_memory_get against cache_tier_get); the
         // catch-up and the disk read are calls.
         try catchUp()
         if let value = memory.value(forKey: key) {
@@ -114,7 +114,7 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// Keeps a value read from disk in memory (unless it expired meanwhile) and returns it.
     /// Inlinable so that it runs in the caller's specialization: unspecialized, the memory side's
-    /// set cost about 20,000 instructions, looking up generic metadata at every step.
+    /// set looks up generic metadata at every step.
     @inlinable
     func keep(_ fill: DiskFill<Value>, forKey key: String) -> Value {
         if fill.keeps {
@@ -126,8 +126,8 @@ public final class Cache<Value: Sendable>: Sendable {
 
     /// Catches up with other processes' changes to the manifest if it moved, so that every change
     /// made before this call has been applied to the memory tier.
-    /// Inlinable, so that a memory hit makes one call for the check instead of two (20
-    /// instructions a hit).
+    /// Inlinable, so that a memory hit makes one call for the check instead of two (the cache
+    /// bench's cache_memory_get).
     @inlinable
     func catchUp() throws(CacheError) {
         // A do/catch rather than `manifestCall`: its closure context retained and released the

@@ -25,8 +25,9 @@ public final class Bucket<Value: Sendable>: Sendable {
     /// The bytes every store key of the bucket starts with (``CollectionKey/prefix(ofBucket:)``).
     let keyPrefix: String
     /// The bucket's index set as last looked up. Read and written only under the mutex of
-    /// `indexes.state`; release builds skip the exclusivity checks on it (three a put, about 1.5%
-    /// of one), debug builds keep them so that the tests would catch an overlapping access.
+    /// `indexes.state`; release builds skip the exclusivity checks on it (three a put:
+    /// `tools/bench.sh --collections`), debug builds keep them so that the tests would catch an
+    /// overlapping access.
     #if !DEBUG
     @exclusivity(unchecked)
     #endif

@@ -124,7 +124,7 @@ package enum DurabilityCheckpoints {
     /// Adds `checkpoint` to the ring, over its oldest slot. Does nothing where there are no checkpoints.
     ///
     /// Every append calls it: inlined, it is a few loads and stores into the meta page the append
-    /// dirties anyway (the store bench's set workloads, counted with callgrind, show the cost).
+    /// dirties anyway (`mappedkv bench`'s set workloads show the cost).
     @inlinable
     package static func add(_ checkpoint: Checkpoint, to meta: UnsafeMutableRawBufferPointer) {
         guard meta.count >= end, let base = meta.baseAddress,

@@ -26,7 +26,7 @@ package final class FileLock {
     package var exclusiveCount: Int { exclusiveLevels }
     // The counts themselves are private, so that the optimizer sees every access to them and can
     // drop the dynamic exclusivity checks a class's stored `var` otherwise pays on each one
-    // (two calls into the runtime a lock and two an unlock, about 300 instructions a write).
+    // (two calls into the runtime a lock and two an unlock: `mappedkv bench --multi-process` set_int32).
     private var sharedLevels = 0
     private var exclusiveLevels = 0
 

@@ -48,7 +48,7 @@ public struct ExpiryClock: Sendable {
         })
 
     /// The expiry time of a value set now to live `seconds`: the current time rounded up to a
-    /// whole second plus `seconds`, saturating at `UInt32.max`; 0 (never) for 0 seconds.
+    /// whole second plus `seconds`, saturating at `UInt32.max`; 0 (never) when `seconds` is 0.
     func expiration(after seconds: UInt32) -> UInt32 {
         guard seconds != 0 else { return ExpirySuffix.never }
         return ExpirySuffix.expiration(now: roundedUpNow(), duration: seconds)

@@ -26,9 +26,8 @@ extension MappedKV {
     ) throws(MappedKVError) {
         // The loop is `StoreCore.withPayloads(forKeys:_:)`'s, over packed keys instead of strings. One
         // generic loop over both kinds of keys (a protocol giving each key's bytes by position) was
-        // measured and not kept: callgrind counted 9 to 11% more for a collections page's reads
-        // (80.6M to 87.8M or 89.3M instructions over 4,000 calls, with or without the accessors
-        // inlined), and `values(forKeys:as:)` gained nothing (-0.4% or +1.3%).
+        // tried and not kept: it slowed a collections page's reads (`tools/bench.sh --collections`)
+        // and did not speed up `values(forKeys:as:)`.
         try withCore { (core) throws(MappedKVError) in
             if core.readsThroughMappings {
                 let read = keys.bytes.withUnsafeBytes { all in

@@ -254,7 +254,7 @@ extension StoreCore {
     @inline(__always)
     func liveValueRange(forKey key: String, in bytes: UnsafeRawBufferPointer) -> Range<Int>? {
         // The lookup of slot(forKey:), written out: as a function of its own it is not inlined
-        // into a get, which then costs about 20 instructions more.
+        // into a get (`mappedkv bench` get_int32).
         let found = Self.withBytes(of: key) { index.slot(for: $0, in: bytes) }
         guard let slot = found ?? (index.repairedCount > 0 ? repairedSlot(forKey: key) : nil) else { return nil }
         guard expiryEnabled else { return slot.valueRange }

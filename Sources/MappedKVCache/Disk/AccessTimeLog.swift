@@ -10,9 +10,9 @@ struct AccessTimeLog: ~Copyable {
     /// Accesses in the order they happened, already in the encoding of an ``AccessTimeBatch``
     /// (`varint(key length) key varint(time)` each), in `bytes[0..<count]` of a buffer this log
     /// owns: a read writes its key's bytes and its time in place, keeps no string and leaves
-    /// nothing to encode when the log is written. (A log of strings and times cost each read about
-    /// 100 instructions to note and 170 more to encode at the flush; appending the encoding to an
-    /// array, 360 to note.) A key may appear more than once; the latest time wins. Entries that
+    /// nothing to encode when the log is written. (A log of strings and times, and appending the
+    /// encoding to an array, both cost each read more: the cache bench's disk_get.) A key may
+    /// appear more than once; the latest time wins. Entries that
     /// were set, removed or replaced since need no forgetting: an entry's LRU time is the later of
     /// its modification and its access, and a time for a key with no entry is never written.
     private var bytes: UnsafeMutableRawPointer
@@ -156,8 +156,8 @@ enum AccessTimeBatch {
     static func key(_ name: String) -> String { prefix + name }
 
     static func encode(_ times: [(key: String, time: UInt64)]) -> [UInt8] {
-        // Measured first, then written in place: appending field by field cost each access about
-        // 170 instructions.
+        // Measured first, then written in place: appending field by field costs each access more
+        // (the cache bench's disk_get).
         var length = 0
         for (key, time) in times {
             let count = key.utf8.count

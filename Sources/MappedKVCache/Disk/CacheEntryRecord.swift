@@ -78,7 +78,7 @@ struct CacheEntryRecord: Equatable, Sendable {
 
     /// Writes ``encoded`` to the start of `buffer` (at least ``encodedLength`` bytes) and returns
     /// its length: written in place, so a set builds no array for the record (appending field by
-    /// field to one cost a 100-byte set about 780 instructions).
+    /// field to one slows the cache bench's disk_set).
     func encode(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var position = Self.writeHeader(
@@ -104,7 +104,7 @@ struct CacheEntryRecord: Equatable, Sendable {
     /// Writes the record of the inline `value` to the start of `buffer` (at least
     /// ``inlineLength(size:modified:expiry:extendedData:)`` bytes) and returns its length: what
     /// ``encode(into:)`` writes for it, without a record built first (making one, and the copies
-    /// the set's closures took of it, cost a 100-byte set about 250 instructions).
+    /// the set's closures took of it, slow the cache bench's disk_set).
     static func encodeInline(
         _ value: UnsafeRawBufferPointer, crc: UInt32, modified: UInt64, expiry: UInt64?, extendedData: [UInt8]?,
         into buffer: UnsafeMutableRawBufferPointer

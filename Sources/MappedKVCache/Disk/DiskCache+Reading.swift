@@ -12,7 +12,7 @@ extension DiskCache {
         try Self.validate(key)
         let now = clock.now()
         // The steady state, a live inline value: checked where it lies and copied once, with no
-        // lookup result built around it (that cost a 100-byte get about 200 instructions). Any
+        // lookup result built around it (the cache bench's disk_get). Any
         // other record takes the long way, which reads files and drops what cannot be served.
         var served: [UInt8]?
         var needsLookUp = false
@@ -26,7 +26,7 @@ extension DiskCache {
             }
         }
         // Consumed, not copied out of the variable the closure wrote: a copy was retained and
-        // released around the access note (40 instructions a get).
+        // released around the access note.
         if let served = consume served {
             noteAccess(key, at: now)
             metrics?.countDisk(hits: 1, misses: 0)
@@ -87,15 +87,14 @@ extension DiskCache {
 
     /// Calls `body` with the manifest record of `key` where it lies in the manifest's memory (nil
     /// when there is none), under the manifest's locks. `body` must not call the manifest or keep
-    /// the bytes. Inlined: as a call it cost every get 22 instructions more (callgrind, 1,660 to
-    /// 1,682 a `value(forKey:)`).
+    /// the bytes. Inlined: as a call it adds to every get (the cache bench's disk_get).
     @inline(__always)
     private func withManifestRecord(
         forKey key: String, _ body: (UnsafeRawBufferPointer?) -> Void
     ) throws(CacheError) {
         // The manifest is borrowed for the call without a retain or a release: `self` holds it for
         // longer. (Taken into a local that the closure captured, it was retained twice and released
-        // twice, 65 instructions a get; captured through `self`, worse: see DiskCache+Setting.swift.)
+        // twice on every get; captured through `self`, worse: see DiskCache+Setting.swift.)
         let manifest = Unmanaged.passUnretained(self.manifest)
         let failure = Self.withEntryKeyBytes(key) { entryKey -> MappedKVError? in
             manifest._withUnsafeGuaranteedRef { manifest -> MappedKVError? in

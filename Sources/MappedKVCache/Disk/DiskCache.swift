@@ -34,8 +34,8 @@ public final class DiskCache: Sendable {
     let files: CacheFiles
     let logger: Logger
     let accessTimes: Mutex<AccessTimeLog>
-    /// ``DiskCacheConfiguration/accessTimeFlushInterval`` in milliseconds, converted once (the
-    /// conversion cost a get about 240 instructions).
+    /// ``DiskCacheConfiguration/accessTimeFlushInterval`` in milliseconds, converted once rather
+    /// than on every get.
     let accessTimeFlushMilliseconds: UInt64
     /// The configuration's clock, kept apart so that a read or a set asks it without going through
     /// the whole configuration.
@@ -188,8 +188,8 @@ public final class DiskCache: Sendable {
         return String(storeKey[utf8.startIndex...])
     }
 
-    /// `prefix`, a colon and `key`'s bytes, built in one copy (`+` on strings cost a set about
-    /// 330 instructions a key).
+    /// `prefix`, a colon and `key`'s bytes, built in one copy (`+` on strings copies more: the
+    /// cache bench's disk_set).
     private static func prefixed(_ prefix: UInt8, _ key: String) -> String {
         var key = key
         return key.withUTF8 { bytes in
@@ -203,7 +203,7 @@ public final class DiskCache: Sendable {
     }
 
     /// Calls `body` with the UTF-8 bytes of the manifest key `e:<key>`, built in a temporary
-    /// buffer: a get makes no `String` of it (building one cost a get about 195 instructions).
+    /// buffer: a get makes no `String` of it (the cache bench's disk_get).
     @inline(__always)
     static func withEntryKeyBytes<R>(_ key: String, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         var key = key

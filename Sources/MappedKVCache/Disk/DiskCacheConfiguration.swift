@@ -40,9 +40,9 @@ public struct CacheClock: Sendable {
     /// The system's wall clock read at the kernel's tick (`CLOCK_REALTIME_COARSE`): the default
     /// of ``DiskCacheConfiguration``.
     ///
-    /// Every get and set reads the clock. A coarse reading costs about a third of an exact one
-    /// (11 ns against 32 here, a tenth of a disk get), but advances only once per tick (1 to 10 ms,
-    /// typically 4 ms): modification and access times are then that granular, and times to live
+    /// Every get and set reads the clock. A coarse reading is cheaper than an exact one
+    /// (`tools/microbench/clocks.c`), but advances only once per tick (1 to 10 ms): modification
+    /// and access times are then that granular, and times to live
     /// are honoured to within a tick, as ``MemoryCacheClock/coarse`` does for the memory tier.
     /// Processes that share a directory read the same kernel clock either way.
     public static let coarse = CacheClock { milliseconds(of: CLOCK_REALTIME_COARSE) }
@@ -62,8 +62,8 @@ public struct DiskCacheConfiguration: Sendable {
     /// The count and byte limits are kept after every write: a set that takes the directory past
     /// one starts a trim on a background task and returns without waiting for it (in at most one
     /// process at a time; a process that finds another one trimming waits for it in the
-    /// background and looks again). "Within the limits" means: once that trim has run (about 70 ms
-    /// for 50,000 entries here, sooner for fewer), the directory holds at most `count` entries and
+    /// background and looks again). "Within the limits" means: once that trim has run (its time
+    /// grows with the number of entries), the directory holds at most `count` entries and
     /// `bytes` value bytes, counting every process's writes recorded before the trim took the
     /// manifest's lock; writes after that start the next trim. The age and free-space limits are
     /// applied by the periodic trim, every ``trimInterval``. A process killed in the middle of a
@@ -102,7 +102,7 @@ public struct DiskCacheConfiguration: Sendable {
     /// tier under the same options. Nil, the default, reports nothing and creates no metric.
     public var metrics: MetricsOptions?
 
-    /// Creates a configuration: no limits, 20 KiB inline threshold, plain, a periodic trim every 60 s.
+    /// Creates a configuration; by default no limits, 20 KiB inline threshold, plain, a periodic trim every 60 s.
     public init(
         limits: DiskCacheLimits = DiskCacheLimits(), inlineThreshold: Int = 20 * 1024, cryptKey: CryptKey? = nil,
         trimInterval: Duration? = .seconds(60), accessTimeFlushInterval: Duration = .seconds(1),

@@ -103,7 +103,7 @@ final class ExtractionPlan: Sendable {
     func values(valueBytes: UnsafeRawBufferPointer, into result: inout [IndexValue?], other: (Int) -> IndexValue?) {
         if result.count != count {
             // Appended, not `Array(repeating:count:)`, which for an optional enum runs unspecialized
-            // generic code (about 600 instructions).
+            // generic code.
             result.removeAll(keepingCapacity: true)
             result.reserveCapacity(count)
             for _ in 0..<count { result.append(nil) }

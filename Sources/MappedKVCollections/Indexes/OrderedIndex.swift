@@ -41,8 +41,8 @@ final class OrderedIndex<K: IndexKey> {
     static var groupCapacity: Int { 64 }
 
     // An index is only used under the mutex of its ``CollectionIndexes``. Release builds skip the
-    // exclusivity checks on the arrays an insert, a removal or a walk reads (about 67 checks, 5,000
-    // of the 22,000 instructions of a put into two indexes); debug builds keep them, so that the tests
+    // exclusivity checks on the arrays an insert, a removal or a walk reads (dozens a put: the put
+    // of `tools/bench.sh --collections`); debug builds keep them, so that the tests
     // would catch an overlapping access. The free lists, read only when a node is made or
     // emptied, keep their checks in every build.
 

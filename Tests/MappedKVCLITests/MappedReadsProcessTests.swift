@@ -88,6 +88,35 @@ struct MappedReadsProcessTests {
         }
     }
 
+    /// The mappings of this process whose file was deleted or replaced and whose path ends in `suffix`.
+    static func replacedMappings(endingIn suffix: String) -> [String] {
+        let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+        return maps.split(separator: "\n").map(String.init).filter { $0.hasSuffix(suffix + " (deleted)") }
+    }
+
+    @Test("a reader lets go of the index file another process's compaction replaced")
+    func releasesReplacedIndexFile() throws {
+        try TemporaryDirectory.with { tmp in
+            let root = tmp.path("root")
+            let arguments = Self.arguments(root, encrypted: false)
+            try CLI.succeed(["apply", "--create"] + arguments, stdin: Self.sets(0..<5_000, round: 0))
+            let store = try MappedKV(id: "s", directory: root, configuration: Self.configuration(encrypted: false))
+            defer { store.close() }
+            #expect(try store.string(forKey: "k1") == "v0-1")
+            #expect(Self.replacedMappings(endingIn: "/s.index").isEmpty)
+            // The writer's compaction renames a new index file over the one this reader maps.
+            try CLI.succeed(["apply"] + arguments, stdin: Self.sets(0..<5_000, round: 1) + "trim\n")
+            #expect(try store.string(forKey: "k1") == "v1-1")
+            #expect(Self.readsThroughMappings(store), "the catch-up mapped the new index file")
+            // The old mapping goes on a thread of its own: wait for that event, with a deadline.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !Self.replacedMappings(endingIn: "/s.index").isEmpty, ContinuousClock.now < deadline {
+                sched_yield()
+            }
+            #expect(Self.replacedMappings(endingIn: "/s.index").isEmpty, "the replaced index file is still mapped")
+        }
+    }
+
     @Test(
         "reads racing compactions and kills in other processes never see a torn, stale or missing value",
         arguments: [false, true])

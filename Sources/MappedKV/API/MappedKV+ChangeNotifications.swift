@@ -78,7 +78,10 @@ extension MappedKV {
     ) -> ExternalChangeObservation {
         let store = shared
         let token = store.subscribe(owner: ObjectIdentifier(self), deliver: deliver, end: end)
-        let observation = ExternalChangeObservation(keeping: self) { store.unsubscribe(token) }
+        let observation = ExternalChangeObservation { [self] in
+            _ = self  // the handle stays open until the subscription ends
+            store.unsubscribe(token)
+        }
         // A close that ended this handle's subscriptions before this one was added.
         if (try? ensureOpen()) == nil { observation.cancel() }
         return observation
@@ -88,31 +91,4 @@ extension MappedKV {
     func endChangeSubscriptions() {
         shared.endSubscriptions(ownedBy: ObjectIdentifier(self))
     }
-}
-
-/// A subscription made by ``MappedKV/observeExternalChanges(_:)``: the calls stop when it is
-/// cancelled or released, or when the handle it was made through is closed.
-///
-/// It keeps that handle open until then. A call already in progress when it is cancelled may
-/// still finish; none starts afterwards.
-public final class ExternalChangeObservation: Sendable {
-    private let cancellation: Mutex<(@Sendable () -> Void)?>
-
-    init(keeping handle: MappedKV, _ cancel: @escaping @Sendable () -> Void) {
-        cancellation = Mutex({
-            _ = handle  // released with the cancellation
-            cancel()
-        })
-    }
-
-    /// Stops the calls; cancelling twice is harmless.
-    public func cancel() {
-        let cancel = cancellation.withLock { value -> (@Sendable () -> Void)? in
-            defer { value = nil }
-            return value
-        }
-        cancel?()
-    }
-
-    deinit { cancel() }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import MappedKV
 import Synchronization
 
 // Who listens to a `Cache`'s events.
@@ -61,19 +62,4 @@ final class CacheObservers: Sendable {
 
 /// A registration made by ``Cache/observeEvents(_:)``: the calls stop when it is cancelled or
 /// released. A call already under way may still finish; none starts afterwards.
-public final class CacheEventObservation: Sendable {
-    private let cancellation: Mutex<(@Sendable () -> Void)?>
-
-    init(_ cancel: @escaping @Sendable () -> Void) { cancellation = Mutex(cancel) }
-
-    /// Stops the calls; cancelling twice is harmless.
-    public func cancel() {
-        let cancel = cancellation.withLock { value -> (@Sendable () -> Void)? in
-            defer { value = nil }
-            return value
-        }
-        cancel?()
-    }
-
-    deinit { cancel() }
-}
+public typealias CacheEventObservation = CancellationToken

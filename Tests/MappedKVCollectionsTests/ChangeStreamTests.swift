@@ -193,9 +193,11 @@ struct ChangeStreamTests {
         }
         try items.put(Item(n: 1), forKey: "a")
         collections.close()
-        // The loop ends by itself; the deadline only keeps a failure from hanging the run.
+        // The loop ends by itself; the deadline only keeps a failure from hanging the run. It is
+        // long because the reader runs on the shared cooperative pool, which other tests' blocking
+        // calls can hold for seconds in a loaded parallel run.
         let deadline = Task {
-            try await Task.sleep(for: .seconds(10))
+            try await Task.sleep(for: .seconds(60))
             changes.finish()
             Issue.record("the stream did not end when the store closed")
         }

@@ -13,6 +13,11 @@ import MappedKVCache
 import Testing
 
 @Suite struct DiskCacheLimitsTests {
+    /// How long a test waits for the periodic trim's task to act, in seconds. It runs at
+    /// background priority on the cooperative pool, which the whole suite in parallel can keep busy
+    /// for minutes; the waits end as soon as it acts, so the deadline only bounds a failure.
+    static let backgroundDeadline = 300.0
+
     func open(
         _ dir: CacheTestDirectory, clock: ManualClock, limits: DiskCacheLimits = DiskCacheLimits(),
         trimInterval: Duration? = nil
@@ -140,12 +145,15 @@ import Testing
     @Test func theBackgroundTrimAppliesTheLimitsAndStopsWhenClosed() async throws {
         let dir = CacheTestDirectory("limits")
         let clock = ManualClock()
-        let cache = try open(dir, clock: clock, limits: DiskCacheLimits(count: 3), trimInterval: .milliseconds(20))
+        // An age limit, which only the periodic trim applies (no set schedules a trim for it).
+        let cache = try open(
+            dir, clock: clock, limits: DiskCacheLimits(age: .seconds(3)), trimInterval: .milliseconds(20))
         for index in 0..<10 {
             try cache.set([UInt8](repeating: UInt8(index), count: 10 + index * 20), forKey: "k\(index)")
-            clock.advance(by: 10)
+            clock.advance(by: 1_000)
         }
-        #expect(try await eventually(within: 20) { try cache.statistics().count <= 3 })
+        // k\(i) was set at +i s and it is now +10 s: k7, exactly 3 s old, is the oldest kept.
+        #expect(try await eventually(within: Self.backgroundDeadline) { try cache.statistics().count <= 3 })
         #expect(try cache.entries().map(\.key) == ["k7", "k8", "k9"])
 
         // Closed: the loop of turns ends (close waits for a turn under way, and no turn starts
@@ -153,7 +161,7 @@ import Testing
         let task = try #require(cache.backgroundTrimTask)
         cache.close()
         #expect(cache.backgroundTrimTask == nil)
-        #expect(try await ends(task, within: 20), "the background trim went on after close")
+        #expect(try await ends(task, within: Self.backgroundDeadline), "the background trim went on after close")
         withExtendedLifetime(cache) {}
     }
 
@@ -173,10 +181,12 @@ import Testing
         let before = closes.count
         // Each turn opens trim.lock, finds it held and closes it. Two turns end after the clock
         // moved (the second also began after it), and nothing was trimmed.
-        #expect(try await eventually(within: 20) { closes.count >= before + 2 }, "no background turn came")
+        #expect(
+            try await eventually(within: Self.backgroundDeadline) { closes.count >= before + 2 },
+            "no background turn came")
         #expect(try cache.statistics().count == 5)
         #expect(flock(holder, LOCK_UN) == 0)
-        #expect(try await eventually(within: 20) { try cache.statistics().count == 0 })
+        #expect(try await eventually(within: Self.backgroundDeadline) { try cache.statistics().count == 0 })
         cache.close()
     }
 }

@@ -173,8 +173,9 @@ struct MultiProcessTests {
             try store.set(Int64(1), forKey: "n")
             let holder = try HeldStore(storeArguments(root) + ["--exclusive", "--set-on-release", "released", "yes"])
             #expect(try store.tryExclusiveLock { _ in true } == nil, "the lock is held by the child")
-            // Block in withExclusiveLock on another thread, then let the child go: the body must
-            // run after the child's last write under its lock.
+            // withExclusiveLock on another thread blocks on the child's lock: its flock on the meta
+            // file shows as waiting in /proc/locks, and its body has not run. Then the child goes,
+            // and the body runs after the child's last write under its lock.
             let seen = Mutex<String?>(nil)
             let done = DispatchSemaphore(value: 0)
             let waiter = Thread {
@@ -183,6 +184,8 @@ struct MultiProcessTests {
                 done.signal()
             }
             waiter.start()
+            #expect(waitUntilWaitingForFlock(on: root + "/s.crc"), "withExclusiveLock never waited for the lock")
+            #expect(seen.withLock { $0 } == nil, "the body ran while the child held the lock")
             #expect(holder.release() == 0)
             done.wait()
             #expect(seen.withLock { $0 } == "yes")

@@ -110,11 +110,9 @@ struct StorageTests {
                 opened.withLock { $0 = result }
                 done.signal()
             }.start()
-            // Wait until the open is blocked on the child's lock on the old files (a waiting
-            // flock shows in /proc/locks as "->" with this process's ID), then delete them.
-            let deadline = Date().addingTimeInterval(30)
-            while !isWaitingForFlock(), Date() < deadline { usleep(1_000) }
-            #expect(isWaitingForFlock(), "the open never waited for the lock")
+            // Wait until the open is blocked on the child's lock on the old meta file (a waiting
+            // flock shows in /proc/locks as "->" with this process's ID), then delete the files.
+            #expect(waitUntilWaitingForFlock(on: root + "/s.crc"), "the open never waited for the lock")
             try FileManager.default.removeItem(atPath: root + "/s")
             try FileManager.default.removeItem(atPath: root + "/s.crc")
             #expect(holder.release() == 0)
@@ -124,13 +122,6 @@ struct StorageTests {
             try store.set("yes", forKey: "new")
             #expect(try CLI.succeed(["get"] + arguments(root) + ["--type", "string", "new"]).stdout == "yes\n")
         }
-    }
-
-    /// Whether a thread of this process is blocked waiting for a `flock`.
-    private func isWaitingForFlock() -> Bool {
-        let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
-        let pid = " \(getpid()) "
-        return locks.split(separator: "\n").contains { $0.contains("->") && $0.contains("FLOCK") && $0.contains(pid) }
     }
 
     // MARK: Exists, valid, list

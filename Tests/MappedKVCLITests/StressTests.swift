@@ -84,6 +84,7 @@ struct StressTests {
                 tmp.path("root"),
                 ["--processes", "4", "--ops", "300", "--seed", "13", "--kill-interval-ms", "20"] + key,
                 operations: 1200)
+            #expect(summary.kills > 0, "no child was killed: \(summary)")
             print("stress with kills\(encrypted ? ", encrypted" : ""): \(summary)")
         }
     }

@@ -3,8 +3,9 @@
 // access times; a free-space limit above what the disk has free empties the cache and one of 0
 // removes nothing; a TTL, age or access-time flush interval too long to express in milliseconds
 // means the far future (no trap, no wrap-around); the configured limits apply through `trim()`;
-// the background trim (`trimInterval`) eventually applies them, skips its turn while another
-// holder has `trim.lock`, and stops when the cache is closed.
+// the background trim (`trimInterval`) eventually applies them, skips its turns while another
+// holder has `trim.lock` (each turn is seen opening and closing it) and ends when the cache is
+// closed (its task is seen to end).
 import Foundation
 import Glibc
 import MappedKV
@@ -12,6 +13,11 @@ import MappedKVCache
 import Testing
 
 @Suite struct DiskCacheLimitsTests {
+    /// How long a test waits for the periodic trim's task to act, in seconds. It runs at
+    /// background priority on the cooperative pool, which the whole suite in parallel can keep busy
+    /// for minutes; the waits end as soon as it acts, so the deadline only bounds a failure.
+    static let backgroundDeadline = 300.0
+
     func open(
         _ dir: CacheTestDirectory, clock: ManualClock, limits: DiskCacheLimits = DiskCacheLimits(),
         trimInterval: Duration? = nil
@@ -136,29 +142,26 @@ import Testing
         #expect(DiskFixtures.names(in: dir.file("files")).isEmpty)
     }
 
-    /// Polls `condition` until it holds or `seconds` pass; returns whether it held.
     @Test func theBackgroundTrimAppliesTheLimitsAndStopsWhenClosed() async throws {
         let dir = CacheTestDirectory("limits")
         let clock = ManualClock()
-        let cache = try open(dir, clock: clock, limits: DiskCacheLimits(count: 3), trimInterval: .milliseconds(20))
+        // An age limit, which only the periodic trim applies (no set schedules a trim for it).
+        let cache = try open(
+            dir, clock: clock, limits: DiskCacheLimits(age: .seconds(3)), trimInterval: .milliseconds(20))
         for index in 0..<10 {
             try cache.set([UInt8](repeating: UInt8(index), count: 10 + index * 20), forKey: "k\(index)")
-            clock.advance(by: 10)
+            clock.advance(by: 1_000)
         }
-        #expect(try await eventually(within: 20) { try cache.statistics().count <= 3 })
+        // k\(i) was set at +i s and it is now +10 s: k7, exactly 3 s old, is the oldest kept.
+        #expect(try await eventually(within: Self.backgroundDeadline) { try cache.statistics().count <= 3 })
         #expect(try cache.entries().map(\.key) == ["k7", "k8", "k9"])
-        cache.close()
 
-        // Closed: no more trims. A running background trim opens (so recreates) trim.lock on every
-        // turn, even when its closed manifest then makes it fail, and another instance on the same
-        // directory (without an interval) would be trimmed by it.
-        try await Task.sleep(for: .milliseconds(100))  // a turn already past its cancellation check ends
-        try FileManager.default.removeItem(atPath: dir.file("trim.lock"))
-        let other = try open(dir, clock: clock)  // no limits of its own: only a running trim of `cache` could trim it
-        for index in 0..<10 { try other.set([UInt8(index)], forKey: "n\(index)") }
-        try await Task.sleep(for: .milliseconds(400))  // 20 intervals
-        #expect(try other.statistics().count == 13)
-        #expect(!FileManager.default.fileExists(atPath: dir.file("trim.lock")))
+        // Closed: the loop of turns ends (close waits for a turn under way, and no turn starts
+        // after it), so no turn can run again. Its end is awaited, not a fixed time.
+        let task = try #require(cache.backgroundTrimTask)
+        cache.close()
+        #expect(cache.backgroundTrimTask == nil)
+        #expect(try await ends(task, within: Self.backgroundDeadline), "the background trim went on after close")
         withExtendedLifetime(cache) {}
     }
 
@@ -169,12 +172,21 @@ import Testing
         try #require(holder >= 0)
         defer { Glibc.close(holder) }
         #expect(flock(holder, LOCK_EX) == 0)  // as another process trimming would
-        let cache = try open(dir, clock: clock, limits: DiskCacheLimits(count: 1), trimInterval: .milliseconds(20))
+        let closes = try DiskFileCloses(dir.file("trim.lock"))
+        // An age limit, which only the periodic trim applies (no set schedules a trim for it).
+        let cache = try open(
+            dir, clock: clock, limits: DiskCacheLimits(age: .seconds(1)), trimInterval: .milliseconds(20))
         for index in 0..<5 { try cache.set([UInt8(index)], forKey: "k\(index)") }
-        try await Task.sleep(for: .milliseconds(300))
+        clock.advance(by: 2_000)  // every entry is past the age limit from here on
+        let before = closes.count
+        // Each turn opens trim.lock, finds it held and closes it. Two turns end after the clock
+        // moved (the second also began after it), and nothing was trimmed.
+        #expect(
+            try await eventually(within: Self.backgroundDeadline) { closes.count >= before + 2 },
+            "no background turn came")
         #expect(try cache.statistics().count == 5)
         #expect(flock(holder, LOCK_UN) == 0)
-        #expect(try await eventually(within: 20) { try cache.statistics().count <= 1 })
+        #expect(try await eventually(within: Self.backgroundDeadline) { try cache.statistics().count == 0 })
         cache.close()
     }
 }

@@ -22,9 +22,10 @@ struct CollectionKeyTests {
         }
     }
 
-    @Test("random strings with separators: the encoding is injective and round-trips")
-    func randomPairs() {
-        var generator = SystemRandomNumberGenerator()
+    @Test(
+        "random strings with separators: the encoding is injective and round-trips", arguments: [1, 2, 3] as [UInt64])
+    func randomPairs(seed: UInt64) {
+        var generator = SplitMix(seed: seed)
         let alphabet = Array("ab:1 0\u{2}é")
         func random() -> String {
             String(
@@ -36,10 +37,12 @@ struct CollectionKeyTests {
             let key = random()
             let pair = "\(bucket.debugDescription)/\(key.debugDescription)"
             let storeKey = CollectionKey.encode(bucket: bucket, key: key)
-            if let other = seen[storeKey], other != pair { Issue.record("\(pair) collides with \(other)") }
+            if let other = seen[storeKey], other != pair {
+                Issue.record("seed \(seed): \(pair) collides with \(other)")
+            }
             seen[storeKey] = pair
             let decoded = CollectionKey.decode(storeKey)
-            #expect(decoded?.bucket == bucket && decoded?.key == key)
+            #expect(decoded?.bucket == bucket && decoded?.key == key, "seed \(seed): \(pair)")
         }
     }
 

@@ -206,14 +206,18 @@ struct ExclusiveSectionTests {
         nested.unlock()
         // Another thread cannot take it meanwhile.
         #expect(Thread.detachAndJoin { canTakeLock(store) } == false)
-        // And a call of another thread waits until the guard is released.
+        // And a call of another thread waits until the guard is released: the thread is seen
+        // blocked (in the futex wait of the section's gate) without having written.
         let done = DispatchSemaphore(value: 0)
+        let writerThread = Mutex<String?>(nil)
         let writer = Thread {
+            writerThread.withLock { $0 = currentThreadProcFolder() }
             try? store.set(Int32(3), forKey: "a")
             done.signal()
         }
         writer.start()
-        #expect(done.wait(timeout: .now() + 0.2) == .timedOut, "the other thread's set waited")
+        #expect(waitUntilBlockedInFutex { writerThread.withLock { $0 } }, "the other thread's set never waited")
+        #expect(done.wait(timeout: .now()) == .timedOut, "the other thread's set returned while the guard was held")
         #expect(try store.int32(forKey: "a") == 1)
         held.unlock()
         #expect(done.wait(timeout: .now() + 60) == .success)

@@ -262,8 +262,10 @@ struct RecoveryTests {
         #expect(fileBytes(dir.file("s")) == before.0 && fileBytes(dir.file("s.crc")) == before.1)
     }
 
-    @Test("multi-process: damage written by another process is found at the next read and recovered under the lock")
-    func damageSeenByAnotherProcess() throws {
+    @Test(
+        "multi-process: damage written behind an open store, as another process's broken append leaves it, is found at the next read and recovered under the lock"
+    )
+    func damageWrittenBehindAnOpenStore() throws {
         let dir = TemporaryDirectory("mp")
         let (_, confirmed, full) = try statesOfStoreWithAppendsAfterWriteBack(dir)
         let events = EventLog()
@@ -276,9 +278,10 @@ struct RecoveryTests {
                     return .recover
                 }))
         #expect(try contents(of: store) == full)
-        // Another writer's append that went wrong: bytes past the end and a CRC that covers none of
-        // it, and a flipped byte in the last record, before the durability point (a CRC and size
-        // alone that vouch for more than the data holds would be writes lost to a crash).
+        // What another writer's append that went wrong leaves, written here to the files (not by
+        // another process): bytes past the end and a CRC that covers none of it, and a flipped byte
+        // in the last record, before the durability point (a CRC and size alone that vouch for
+        // more than the data holds would be writes lost to a crash).
         let meta = try MetaInfo(parsing: try #require(fileBytes(dir.file("s.crc"))))
         let dataHandle = try #require(FileHandle(forUpdatingAtPath: dir.file("s")))
         try dataHandle.seek(toOffset: UInt64(4 + Int(meta.actualSize) - 1))

@@ -228,12 +228,14 @@ struct WriteBatchTests {
         #expect(try imported.count == keys.count && batched.count == keys.count)
     }
 
-    @Test("random batches of sets and removes over few keys agree with a dictionary, through index growth and a reopen")
-    func randomBatchesAgreeWithAModel() throws {
+    @Test(
+        "random batches of sets and removes over few keys agree with a dictionary, through index growth and a reopen",
+        arguments: [1, 2, 3] as [UInt64])
+    func randomBatchesAgreeWithAModel(seed: UInt64) throws {
         let dir = TemporaryDirectory("batch-model")
         let store = try MappedKV(id: "s", directory: dir.path)
         var model: [String: Int32] = [:]
-        var rng = SystemRandomNumberGenerator()
+        var rng = SplitMix64(seed: seed)
         // 600 keys: early batches grow the index while they are applied; later ones repeat keys,
         // set and remove the same key in one batch, and remove keys that are absent.
         for round in 0..<120 {
@@ -252,15 +254,15 @@ struct WriteBatchTests {
                 }
             }
         }
-        func check(_ store: MappedKV) throws {
-            #expect(try store.count == model.count)
+        func check(_ store: MappedKV, _ when: String) throws {
+            #expect(try store.count == model.count, "seed \(seed) \(when)")
             for index in 0..<600 {
                 let key = "k\(index)"
-                #expect(try store.int32(forKey: key) == model[key], "\(key)")
+                #expect(try store.int32(forKey: key) == model[key], "seed \(seed) \(when): \(key)")
             }
         }
-        try check(store)
+        try check(store, "after the batches")
         store.close()
-        try check(try MappedKV(id: "s", directory: dir.path))
+        try check(try MappedKV(id: "s", directory: dir.path), "after a reopen")
     }
 }

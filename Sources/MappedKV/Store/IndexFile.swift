@@ -46,6 +46,17 @@ enum IndexFile {
         }
     }
 
+    /// The hash seed of the file whose header is `header`, if it was written with `key` (or, for a
+    /// plain store, without one): for an encrypted store the stored seed unmasked (FORMAT.md 12.2).
+    /// Nil for a file written with another key, or none: it is never used, and the decoding open
+    /// then tells the wrong key.
+    static func seed(of header: IndexFileHeader, key: CryptKey?) throws(CryptoFailure) -> UInt64? {
+        guard header.flags.contains(.encrypted) == (key != nil) else { return nil }
+        guard let key else { return header.seed }
+        let secrets = try KeySecrets(key)
+        return header.keyCheck == secrets.keyCheck ? header.seed ^ secrets.seedMask : nil
+    }
+
     /// Writes `snapshot` to `path`; returns false if it could not, which is logged and leaves any
     /// earlier file in place (its stamp keeps it from being trusted for a later state). A
     /// `recorder` (the crash-simulation tests') gets the file's bytes and its rename.

@@ -91,17 +91,8 @@ final class MappedIndexFile {
             guard
                 let header = IndexFile.checkedHeader(
                     UnsafeRawBufferPointer(region.bytes), fileSize: size, path: path, logger: logger),
-                header.flags.contains(.encrypted) == (key != nil)
+                let seed = try? IndexFile.seed(of: header, key: key)
             else { return nil }
-            var seed = header.seed
-            if let key {
-                // A file written with another key is not used; the decoding open then tells the
-                // wrong key. The seed is stored masked (FORMAT.md 12.2).
-                guard let secrets = try? IndexFile.KeySecrets(key), header.keyCheck == secrets.keyCheck else {
-                    return nil
-                }
-                seed ^= secrets.seedMask
-            }
             return MappedIndexFile(header: header, seed: seed, region: region, path: path, identity: identity)
         } catch {
             logger.notice("index file not mapped", metadata: ["path": "\(path)", "error": "\(error)"])

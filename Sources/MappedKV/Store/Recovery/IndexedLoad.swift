@@ -42,9 +42,9 @@ enum IndexedLoad {
         let stamp = files.metaStamp()
         let dataFile = files.dataFileBytes
         let dataHeader = RegionValidator.header(of: dataFile)
-        let secrets: IndexFile.KeySecrets?
+        let seed: UInt64?
         do throws(CryptoFailure) {
-            secrets = try key.map { (key) throws(CryptoFailure) in try IndexFile.KeySecrets(key) }
+            seed = try IndexFile.seed(of: header, key: key)
         } catch {
             return reject("the key's check value could not be computed: \(error)")
         }
@@ -52,9 +52,7 @@ enum IndexedLoad {
         guard files.identity.device == header.dataDevice, files.identity.inode == header.dataInode else {
             return reject("it was written for another data file")
         }
-        guard header.flags.contains(.encrypted) == (key != nil), header.keyCheck == (secrets?.keyCheck ?? 0) else {
-            return reject("it was written with another key, or none")
-        }
+        guard let seed else { return reject("it was written with another key, or none") }
         let expiryEnabled = meta.version >= .flag && meta.flags.contains(.keyExpiry)
         guard header.flags.contains(.keyExpiry) == expiryEnabled else { return reject("the expiry flag differs") }
         guard meta.holdsActualSize, RegionValidator.actualSize(meta: meta, header: dataHeader) == Int(stamp.actualSize)
@@ -96,7 +94,7 @@ enum IndexedLoad {
             return reject("the region could not be decrypted: \(error)")
         }
         var index = KeyIndex(
-            restoring: buckets, hasher: KeyHasher(seed: header.seed ^ (secrets?.seedMask ?? 0)),
+            restoring: buckets, hasher: KeyHasher(seed: seed),
             count: checked.keys, repairedCount: checked.repaired, recordBytes: Int(header.recordBytes))
         var recordCount = Int(header.recordCount)
         var outcome = Outcome.adopted

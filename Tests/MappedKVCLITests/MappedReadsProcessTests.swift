@@ -88,10 +88,16 @@ struct MappedReadsProcessTests {
         }
     }
 
-    /// The mappings of this process whose file was deleted or replaced and whose path ends in `suffix`.
-    static func replacedMappings(endingIn suffix: String) -> [String] {
-        let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
-        return maps.split(separator: "\n").map(String.init).filter { $0.hasSuffix(suffix + " (deleted)") }
+    /// This process's mappings of the file at `path` (`replaced`: of one that was there and has
+    /// been deleted or replaced since). The whole path, since tests running beside this one map
+    /// index files of their own.
+    static func mappings(of path: String, replaced: Bool) -> [String] {
+        // Read to the end: /proc files report a size of 0, and a whole-file read of one stops
+        // after its first page.
+        let data = FileHandle(forReadingAtPath: "/proc/self/maps").map { $0.readDataToEndOfFile() } ?? Data()
+        let maps = String(decoding: data, as: UTF8.self)
+        let suffix = " " + path + (replaced ? " (deleted)" : "")
+        return maps.split(separator: "\n").map(String.init).filter { $0.hasSuffix(suffix) }
     }
 
     @Test("a reader lets go of the index file another process's compaction replaced")
@@ -100,20 +106,23 @@ struct MappedReadsProcessTests {
             let root = tmp.path("root")
             let arguments = Self.arguments(root, encrypted: false)
             try CLI.succeed(["apply", "--create"] + arguments, stdin: Self.sets(0..<5_000, round: 0))
+            let indexPath = URL(fileURLWithPath: root + "/s.index").resolvingSymlinksInPath().path
             let store = try MappedKV(id: "s", directory: root, configuration: Self.configuration(encrypted: false))
             defer { store.close() }
             #expect(try store.string(forKey: "k1") == "v0-1")
-            #expect(Self.replacedMappings(endingIn: "/s.index").isEmpty)
+            // The path as /proc/self/maps shows it, so that the checks below can see the mapping.
+            try #require(!Self.mappings(of: indexPath, replaced: false).isEmpty)
+            #expect(Self.mappings(of: indexPath, replaced: true).isEmpty)
             // The writer's compaction renames a new index file over the one this reader maps.
             try CLI.succeed(["apply"] + arguments, stdin: Self.sets(0..<5_000, round: 1) + "trim\n")
             #expect(try store.string(forKey: "k1") == "v1-1")
             #expect(Self.readsThroughMappings(store), "the catch-up mapped the new index file")
             // The old mapping goes on a thread of its own: wait for that event, with a deadline.
             let deadline = ContinuousClock.now + .seconds(30)
-            while !Self.replacedMappings(endingIn: "/s.index").isEmpty, ContinuousClock.now < deadline {
+            while !Self.mappings(of: indexPath, replaced: true).isEmpty, ContinuousClock.now < deadline {
                 sched_yield()
             }
-            #expect(Self.replacedMappings(endingIn: "/s.index").isEmpty, "the replaced index file is still mapped")
+            #expect(Self.mappings(of: indexPath, replaced: true).isEmpty, "the replaced index file is still mapped")
         }
     }
 

@@ -7,7 +7,10 @@ import Glibc
 func isWaitingForFlock(on path: String) -> Bool {
     var info = stat()
     guard stat(path, &info) == 0 else { return false }
-    let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+    // Read to the end: /proc files report a size of 0, and a whole-file read of one stops after
+    // its first page, which the locks of tests running beside this one can fill.
+    let data = FileHandle(forReadingAtPath: "/proc/locks").map { $0.readDataToEndOfFile() } ?? Data()
+    let locks = String(decoding: data, as: UTF8.self)
     let pid = "\(getpid())"
     return locks.split(separator: "\n").contains { line in
         let fields = line.split(separator: " ")

@@ -24,6 +24,14 @@ package enum DetachedThread {
     }
 }
 
+extension DetachedThread {
+    /// Runs `body` on a thread of its own, so that its time is not the caller's; here, at once, if
+    /// no thread can be started.
+    package static func runAside(_ body: @escaping @Sendable () -> Void) {
+        if start(body) != nil { body() }
+    }
+}
+
 /// The closure a thread runs, boxed to cross `pthread_create`'s context pointer.
 private final class ThreadBody {
     let run: @Sendable () -> Void

@@ -31,6 +31,6 @@ package final class ReplacedFile {
     /// Closes the file on a thread of its own, or here if no thread can be started.
     package func releaseInBackground() {
         guard let file = file.take() else { return }
-        if DetachedThread.start({ file.close() }) != nil { file.close() }
+        DetachedThread.runAside { file.close() }
     }
 }

@@ -71,7 +71,7 @@ final class MappedIndexFile {
     static func retire(_ file: consuming MappedIndexFile) {
         guard FileIdentity(path: file.path) != file.identity else { return }
         let retired = Retired(file)
-        if DetachedThread.start({ retired.release() }) != nil { retired.release() }
+        DetachedThread.runAside { retired.release() }
     }
 
     /// Maps the index file at `path`, if its header parses, the file is whole and it was written

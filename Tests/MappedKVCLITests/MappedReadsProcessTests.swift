@@ -23,7 +23,7 @@ struct MappedReadsProcessTests {
     }
 
     static func readsThroughMappings(_ store: MappedKV) -> Bool {
-        store.shared.core.withLock { $0.readsThroughMappings && $0.mirror.isEmpty }
+        store.shared.core.withLock { $0.mappedReads.isActive && $0.loaded.mirror.isEmpty }
     }
 
     /// `apply` lines that set keys `k<i>` for `keys` to `v<round>-<i>`.

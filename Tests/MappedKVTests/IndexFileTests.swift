@@ -18,7 +18,7 @@ struct IndexFileTests {
 
     /// How the open of `store` got its index.
     static func outcome(_ store: MappedKV) -> IndexedLoad.Outcome {
-        store.shared.core.withLock { $0.indexOutcome }
+        store.shared.core.withLock { $0.findings.indexOutcome }
     }
 
     /// Every key of `model` holds its value in `store`, and `store` holds no other key.
@@ -121,7 +121,7 @@ struct IndexFileTests {
         let configuration = Configuration(cryptKey: key)
         let store = try MappedKV(id: "s", directory: dir.path, configuration: configuration)
         for i in 0..<400 { try store.set("value \(i)", forKey: "k\(i)") }
-        let seed = store.shared.core.withLock { $0.index.hasher.storedSeed }
+        let seed = store.shared.core.withLock { $0.loaded.index.hasher.storedSeed }
         store.close()
         let header = try #require(fileBytes(dir.file("s.index"))).withUnsafeBytes { try IndexFileHeader(parsing: $0) }
         #expect(header.flags.contains(.encrypted))

@@ -12,7 +12,7 @@ struct MappedEncryptedReadsTests {
     static let configuration = Configuration(cryptKey: key)
 
     static func decryptedPages(_ store: MappedKV) -> Int? {
-        store.shared.core.withLock { $0.decryptedPages?.decryptedPageCount }
+        store.shared.core.withLock { $0.mappedReads.pages?.decryptedPageCount }
     }
 
     /// A value of `length` bytes that depends on `seed`.
@@ -97,7 +97,7 @@ struct MappedEncryptedReadsTests {
         privateCopy.decryptsPagesOnRead = false
         let reopened = try MappedKV(id: "s", directory: dir.path, configuration: privateCopy)
         #expect(!MappedReadsTests.isMapped(reopened))
-        #expect(reopened.shared.core.withLock { $0.indexOutcome } == .adopted)
+        #expect(reopened.shared.core.withLock { $0.findings.indexOutcome } == .adopted)
         #expect(try reopened.string(forKey: "k123") == "value 123")
     }
 

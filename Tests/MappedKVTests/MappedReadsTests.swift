@@ -13,7 +13,9 @@ import Testing
 @Suite("Reads through the mappings")
 struct MappedReadsTests {
     static func isMapped(_ store: MappedKV) -> Bool {
-        store.shared.core.withLock { $0.readsThroughMappings && $0.mirror.isEmpty && $0.indexOutcome == .mapped }
+        store.shared.core.withLock {
+            $0.mappedReads.isActive && $0.loaded.mirror.isEmpty && $0.findings.indexOutcome == .mapped
+        }
     }
 
     /// A plain store's configuration, or an encrypted one's.

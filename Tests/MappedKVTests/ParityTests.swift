@@ -78,7 +78,7 @@ import Testing
         let store = try open(dir)
         for i in 0..<100 { try store.set(Int64(i), forKey: "k\(i)") }
         try store.releaseMemory()
-        #expect(store.shared.core.withLock { $0.mirror.isEmpty && $0.index.count == 0 })
+        #expect(store.shared.core.withLock { $0.loaded.mirror.isEmpty && $0.loaded.index.count == 0 })
         #expect(try store.int64(forKey: "k42") == 42)
         #expect(try store.count == 100)
         try store.releaseMemory()

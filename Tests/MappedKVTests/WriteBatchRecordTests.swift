@@ -149,7 +149,7 @@ struct WriteBatchRecordTests {
         let liveBytes = model.reduce(0) { total, entry in
             total + Record.encodedSize(keyLength: entry.key.utf8.count, valueLength: entry.value.payloadBytes.count)
         }
-        let (keys, bytes) = try store.withCore { core in (core.index.count, core.index.recordBytes) }
+        let (keys, bytes) = try store.withCore { core in (core.loaded.index.count, core.loaded.index.recordBytes) }
         #expect(keys == model.count, "seed \(seed)")
         #expect(bytes == liveBytes, "seed \(seed)")
         func check(_ store: MappedKV, _ when: String) throws {

@@ -19,7 +19,7 @@ extension MappedKV {
     func applyKeyExpiryAtOpen(_ defaultDuration: Duration) throws(MappedKVError) {
         guard !configuration.isReadOnly else {
             let seconds = MappedKV.expirySeconds(defaultDuration)
-            shared.core.withLock { core in if core.expiryEnabled { core.defaultExpiryDuration = seconds } }
+            shared.core.withLock { core in if core.loaded.expiryEnabled { core.defaultExpiryDuration = seconds } }
             return
         }
         try enableKeyExpiry(defaultDuration: defaultDuration)

@@ -29,7 +29,7 @@ extension MappedKV {
         // tried and not kept: it slowed a collections page's reads (`tools/bench.sh --collections`)
         // and did not speed up `values(forKeys:as:)`.
         try withCore { (core) throws(MappedKVError) in
-            if core.readsThroughMappings {
+            if core.mappedReads.isActive {
                 let read = keys.bytes.withUnsafeBytes { all in
                     Result { () throws(MappedKVError) in
                         try core.payloadsMapped(count: keys.count) { position, lookup in
@@ -40,14 +40,16 @@ extension MappedKV {
                 if let copied = try read.get() { return copied.handOver(body) }
             }
             try core.prepareRead()
-            core.mirror.withUnsafeBytes { mirror in
+            core.loaded.mirror.withUnsafeBytes { mirror in
                 keys.bytes.withUnsafeBytes { all in
                     func key(_ position: Int) -> UnsafeRawBufferPointer {
                         UnsafeRawBufferPointer(rebasing: all[keys.range(of: position)])
                     }
                     withUnsafeTemporaryAllocation(of: UInt32.self, capacity: keys.count) { hashes in
-                        for position in 0..<keys.count { hashes[position] = core.index.hash(key(position)) }
-                        if keys.count > 1 { core.index.touchRecords(ofHashes: UnsafeBufferPointer(hashes), in: mirror) }
+                        for position in 0..<keys.count { hashes[position] = core.loaded.index.hash(key(position)) }
+                        if keys.count > 1 {
+                            core.loaded.index.touchRecords(ofHashes: UnsafeBufferPointer(hashes), in: mirror)
+                        }
                         for position in 0..<keys.count {
                             let range = core.liveValueRange(forKey: key(position), hash: hashes[position], in: mirror)
                             body(position, range.map { UnsafeRawBufferPointer(rebasing: mirror[$0]) })
@@ -70,7 +72,7 @@ extension MappedKV {
         forKeyBytes key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) -> Void
     ) throws(MappedKVError) {
         try withCore { (core) throws(MappedKVError) in
-            if core.readsThroughMappings {
+            if core.mappedReads.isActive {
                 // Copied before `body` sees them: a torn read is read again first (FORMAT.md 12.5).
                 let read = try core.readMapped(forKeyBytes: key, StoreCore.copiedBytesValue)
                 switch read {
@@ -84,8 +86,8 @@ extension MappedKV {
                 }
             }
             try core.prepareRead()
-            let failure = core.mirror.withUnsafeBytes { mirror -> FormatError? in
-                guard let range = core.liveValueRange(forKey: key, hash: core.index.hash(key), in: mirror) else {
+            let failure = core.loaded.mirror.withUnsafeBytes { mirror -> FormatError? in
+                guard let range = core.liveValueRange(forKey: key, hash: core.loaded.index.hash(key), in: mirror) else {
                     body(nil)
                     return nil
                 }

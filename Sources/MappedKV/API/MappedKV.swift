@@ -186,7 +186,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// What the last load of this store's files that found damage did about it (at open, or
     /// reloading after another process's change), or nil if no load found damage.
     public var recoveryReport: RecoveryReport? {
-        (try? withCore { (core) throws(MappedKVError) -> RecoveryReport? in core.recoveryReport }) ?? nil
+        (try? withCore { (core) throws(MappedKVError) -> RecoveryReport? in core.findings.recovery }) ?? nil
     }
 
     /// What the last load of this store's files that found writes lost to a crash kept and lost
@@ -194,7 +194,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     /// crash that costs only writes made after the last durability point is not damage: no
     /// handler is asked and nothing is copied aside (<doc:DurabilityContract>).
     public var crashLossReport: CrashLossReport? {
-        (try? withCore { (core) throws(MappedKVError) -> CrashLossReport? in core.crashLossReport }) ?? nil
+        (try? withCore { (core) throws(MappedKVError) -> CrashLossReport? in core.findings.crashLoss }) ?? nil
     }
 
     /// A snapshot of the store's file-level state.
@@ -234,7 +234,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
     public func enableKeyExpiry(defaultDuration: Duration = .zero) throws(MappedKVError) {
         let seconds = MappedKV.expirySeconds(defaultDuration)
         try withCore { (core) throws(MappedKVError) in
-            let wasOn = core.expiryEnabled
+            let wasOn = core.loaded.expiryEnabled
             try core.enableKeyExpiry(defaultDuration: seconds)
             if !wasOn { try core.renewStoreKindMarks() }
         }
@@ -248,7 +248,7 @@ public final class MappedKV: KeyValueAccess, Sendable {
 
     /// Whether key expiry is on (meta flag bit 0).
     public var isKeyExpiryEnabled: Bool {
-        shared.core.withLock { core in core.expiryEnabled }
+        shared.core.withLock { core in core.loaded.expiryEnabled }
     }
 
     /// Whole seconds of `duration`, rounded up and clamped to `0...UInt32.max`.

@@ -50,7 +50,7 @@ final class BackgroundFlusher: Sendable {
             waited = .zero
             guard !stopped.load(ordering: .acquiring), let store else { return }
             let failed = store.core.withLock { core -> Bool in
-                guard core.files != nil, core.hasUnflushedWrites else { return core.files == nil }
+                guard core.lifecycle.files != nil, core.hasUnflushedWrites else { return core.lifecycle.files == nil }
                 do throws(MappedKVError) {
                     try core.sync()
                     return false

@@ -108,7 +108,7 @@ final class SharedStore: Sendable {
     func pollForChanges(skipping skipped: inout MetaStamp?) {
         var failed = skipped
         _ = core.withLockIfAvailable { core in
-            guard let files = core.files else { return }
+            guard let files = core.lifecycle.files else { return }
             let stamp = files.metaStamp()
             guard stamp != core.observed, stamp != failed else { return }
             do throws(MappedKVError) {

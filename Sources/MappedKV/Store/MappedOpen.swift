@@ -5,7 +5,7 @@ import MappedKVIO
 /// An open, or a reload, that reads a store through its mappings (docs/FORMAT.md 12.5): the
 /// index file's buckets and the data file's region where they lie, with no private copy of
 /// either. What a process then holds of its own is the records written after the index file's
-/// state (``StoreCore/index``, used as an overlay) and, for an encrypted store, the plaintext of
+/// state (``StoreCore/LoadedRegion/index``, used as an overlay) and, for an encrypted store, the plaintext of
 /// the pages it has read (``DecryptedPages``, 12.6).
 ///
 /// Only where no process can rewrite the region in place without first moving the sequence: a

@@ -89,52 +89,56 @@ extension StoreCore {
         try Self.validate(keyLength: keyLength)
         guard payloadLength <= RecordLimits.maximumValueLength else { throw .valueTooLarge(size: payloadLength) }
         // The key's bucket travels from memory while the record is written; the lookup comes last.
-        index.prefetchHome(of: key)
+        loaded.index.prefetchHome(of: key)
         // At most this long, whether or not key expiry is on when the lock is taken.
         let longest = Record.encodedSize(keyLength: keyLength, valueLength: payloadLength + ExpirySuffix.length)
         try writing(appendingAtMost: longest) { (files) throws(MappedKVError) in
             // Another process may have turned expiry on or off while this one waited for the lock.
-            let suffixLength = expiryEnabled ? ExpirySuffix.length : 0
+            let suffixLength = loaded.expiryEnabled ? ExpirySuffix.length : 0
             guard payloadLength + suffixLength <= RecordLimits.maximumValueLength else {
                 throw .valueTooLarge(size: payloadLength)
             }
-            if duration != nil && !expiryEnabled {
+            if duration != nil && !loaded.expiryEnabled {
                 throw .invalidArgument("an expiry duration needs key expiry enabled on the store")
             }
-            if configuration.comparesBeforeSet && !expiryEnabled, let payload, storedValueEquals(payload, forKey: key) {
+            if configuration.comparesBeforeSet && !loaded.expiryEnabled, let payload,
+                storedValueEquals(payload, forKey: key)
+            {
                 // Nothing is written: the value in place is the one given.
                 if examinesCurrent { examine(payload) }
                 return
             }
             let valueLength = payloadLength + suffixLength
             let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: valueLength)
-            if index.isEmpty || needsRandomIV || meta.version < .flag {
-                try writeBack(files, incomingLength: recordLength, needSync: !index.isEmpty)
+            if loaded.index.isEmpty || needsRandomIV || loaded.meta.version < .flag {
+                try writeBack(files, incomingLength: recordLength, needSync: !loaded.index.isEmpty)
             } else if recordLength >= spaceLeft(files) {
                 try makeRoom(files, incomingLength: recordLength)
             }
-            let start = mirror.count
-            Varint.append(UInt64(keyLength), to: &mirror)
-            let keyStart = mirror.count
-            mirror.append(contentsOf: key)
-            Varint.append(UInt64(valueLength), to: &mirror)
-            let valueStart = mirror.count
-            Self.appendWritten(payloadLength, to: &mirror, write)
-            if expiryEnabled {
+            let start = loaded.mirror.count
+            Varint.append(UInt64(keyLength), to: &loaded.mirror)
+            let keyStart = loaded.mirror.count
+            loaded.mirror.append(contentsOf: key)
+            Varint.append(UInt64(valueLength), to: &loaded.mirror)
+            let valueStart = loaded.mirror.count
+            Self.appendWritten(payloadLength, to: &loaded.mirror, write)
+            if loaded.expiryEnabled {
                 let expiry = configuration.clock.expiration(after: duration ?? defaultExpiryDuration)
-                ExpirySuffix.append(expiry, to: &mirror)
+                ExpirySuffix.append(expiry, to: &loaded.mirror)
             }
             try commitAppend(files, from: start)
             let slot = ValueSlot(
                 keyStart: UInt32(keyStart), valueStart: UInt32(valueStart), valueLength: UInt32(valueLength),
                 keyLength: UInt16(keyLength), keyOffset: UInt8(keyStart - start))
-            mirror.withUnsafeBytes { bytes in
-                let replaced = index.update(slot, in: bytes)
-                guard examinesCurrent else { return }
-                let range = replaced.flatMap { old in
-                    expiryEnabled ? liveValueRange(old, now: configuration.clock.now(), in: bytes) : old.valueRange
+            let replaced = loaded.withMirrorAndIndex { bytes, index in index.update(slot, in: bytes) }
+            if examinesCurrent {
+                loaded.mirror.withUnsafeBytes { bytes in
+                    let range = replaced.flatMap { old in
+                        loaded.expiryEnabled
+                            ? liveValueRange(old, now: configuration.clock.now(), in: bytes) : old.valueRange
+                    }
+                    examine(range.map { UnsafeRawBufferPointer(rebasing: bytes[$0]) })
                 }
-                examine(range.map { UnsafeRawBufferPointer(rebasing: bytes[$0]) })
             }
             recorded()
         }
@@ -156,27 +160,29 @@ extension StoreCore {
     func removeValue(forKey key: String) throws(MappedKVError) {
         try Self.validate(key: key)
         // The key's bucket travels from memory while the lock is taken.
-        Self.withBytes(of: key) { index.prefetchHome(of: $0) }
+        Self.withBytes(of: key) { loaded.index.prefetchHome(of: $0) }
         let keyLength = key.utf8.count
         let recordLength = Record.encodedSize(keyLength: keyLength, valueLength: 0)
         try writing(appendingAtMost: recordLength) { (files) throws(MappedKVError) in
-            let removed = mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.remove($0, in: bytes) } }
+            let removed = loaded.withMirrorAndIndex { bytes, index in
+                Self.withBytes(of: key) { index.remove($0, in: bytes) }
+            }
             guard removed != nil else { return }
             // A legacy encrypted store (no random IV yet) is rewritten with one, as a set does:
             // appending would raise the meta version without storing an IV for the region.
             if recordLength < spaceLeft(files) && !needsRandomIV {
-                let start = mirror.count
-                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
+                let start = loaded.mirror.count
+                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &loaded.mirror) }
                 try commitAppend(files, from: start)
-            } else if index.isEmpty {
+            } else if loaded.index.isEmpty {
                 try clearAll()
             } else if !needsRandomIV,
                 let newSize = try sizeForGrowthWithoutCompaction(files, incomingLength: recordLength)
             {
                 // A compaction would grow the file too: growing alone costs no rewrite (FORMAT.md 2.10).
                 try grow(files, to: newSize)
-                let start = mirror.count
-                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &mirror) }
+                let start = loaded.mirror.count
+                Self.withBytes(of: key) { Record.appendDeletion(key: $0, to: &loaded.mirror) }
                 try commitAppend(files, from: start)
             } else {
                 // The compaction drops the key, so no deletion record is needed.
@@ -202,7 +208,7 @@ extension StoreCore {
     }
 
     /// The bytes between the end of the region and the end of the data file.
-    func spaceLeft(_ files: StoreFiles) -> Int { files.dataFileSize - 4 - mirror.count }
+    func spaceLeft(_ files: StoreFiles) -> Int { files.dataFileSize - 4 - loaded.mirror.count }
 
     /// Writes `mirror[start...]` to the file (encrypted by continuing the stream, for an encrypted
     /// store) and updates the CRC and size in the meta (two 4-byte stores).
@@ -210,26 +216,27 @@ extension StoreCore {
     /// An encryption failure closes the store (its cipher stream is lost) and commits nothing: the
     /// meta still records the old size and CRC.
     func commitAppend(_ files: StoreFiles, from start: Int) throws(MappedKVError) {
-        try mirror.withRawBytes { (bytes) throws(MappedKVError) in
+        // The region is read while it is written out; the meta changes once that read is over.
+        let (crc, length) = try loaded.mirror.withRawBytes { (bytes) throws(MappedKVError) -> (UInt32, Int) in
             let stored: UnsafeRawBufferPointer
             do throws(CryptoFailure) {
                 stored = try files.writeRegion(
-                    UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: cipher)
+                    UnsafeRawBufferPointer(rebasing: bytes[start...]), at: start, encryptingWith: loaded.cipher)
             } catch {
                 throw poison(.crypto(error.description))
             }
-            let crc = CRC32.update(meta.crcDigest, stored)
-            if meta.version >= .flag {
-                // The common case: two 4-byte stores, without copying the meta struct.
-                meta.crcDigest = crc
-                meta.actualSize = UInt32(bytes.count)
-                files.writeCRCAndSize(crc: crc, actualSize: UInt32(bytes.count))
-            } else {
-                let write = meta.update(actualSize: UInt32(bytes.count), crc: crc, increasesSequence: false)
-                files.writeMeta(meta, write)
-            }
+            return (CRC32.update(loaded.meta.crcDigest, stored), bytes.count)
         }
-        recordCount += 1
+        if loaded.meta.version >= .flag {
+            // The common case: two 4-byte stores, without copying the meta struct.
+            loaded.meta.crcDigest = crc
+            loaded.meta.actualSize = UInt32(length)
+            files.writeCRCAndSize(crc: crc, actualSize: UInt32(length))
+        } else {
+            let write = loaded.meta.update(actualSize: UInt32(length), crc: crc, increasesSequence: false)
+            files.writeMeta(loaded.meta, write)
+        }
+        loaded.recordCount += 1
         observed = files.metaStamp()
     }
 }

@@ -35,6 +35,6 @@ extension StoreCore {
                 throw poison(error)
             }
         }
-        logger.debug("restored store", metadata: ["id": "\(location.id)", "sequence": "\(meta.sequence)"])
+        logger.debug("restored store", metadata: ["id": "\(location.id)", "sequence": "\(loaded.meta.sequence)"])
     }
 }

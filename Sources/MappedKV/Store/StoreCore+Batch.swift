@@ -33,14 +33,14 @@ extension StoreCore {
     /// its absolute expiry time (0: never).
     func exportEntries() throws(MappedKVError) -> [BatchEntry] {
         try prepareRead()
-        let now = expiryEnabled ? configuration.clock.now() : 0
+        let now = loaded.expiryEnabled ? configuration.clock.now() : 0
         var result: [BatchEntry] = []
-        result.reserveCapacity(index.count)
-        mirror.withUnsafeBytes { bytes in
-            index.forEachSlot(in: bytes) { slot in
+        result.reserveCapacity(loaded.index.count)
+        loaded.mirror.withUnsafeBytes { bytes in
+            loaded.index.forEachSlot(in: bytes) { slot in
                 guard let range = liveValueRange(slot, now: now) else { return }
                 var expiry: UInt32? = nil
-                if expiryEnabled {
+                if loaded.expiryEnabled {
                     expiry = ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: bytes[slot.valueRange])) ?? 0
                 }
                 result.append(
@@ -61,8 +61,8 @@ extension StoreCore {
 
     /// ``storedValueEquals(_:forKey:)`` for the key whose UTF-8 bytes are `key`.
     func storedValueEquals(_ payload: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) -> Bool {
-        mirror.withUnsafeBytes { bytes in
-            guard let range = liveValueRange(forKey: key, hash: index.hash(key), in: bytes),
+        loaded.mirror.withUnsafeBytes { bytes in
+            guard let range = liveValueRange(forKey: key, hash: loaded.index.hash(key), in: bytes),
                 range.count == payload.count
             else { return false }
             return bytes[range].elementsEqual(payload)

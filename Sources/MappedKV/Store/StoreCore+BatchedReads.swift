@@ -16,23 +16,23 @@ extension StoreCore {
     func withPayloads(
         forKeys keys: [String], _ body: (_ position: Int, _ payload: UnsafeRawBufferPointer?) -> Void
     ) throws(MappedKVError) {
-        if readsThroughMappings,
+        if mappedReads.isActive,
             let copied = try payloadsMapped(
                 count: keys.count, withKey: { position, lookup in Self.withBytes(of: keys[position]) { lookup($0) } })
         {
             return copied.handOver(body)
         }
         try prepareRead()
-        mirror.withUnsafeBytes { mirror in
+        loaded.mirror.withUnsafeBytes { mirror in
             withUnsafeTemporaryAllocation(of: UInt32.self, capacity: Self.readAheadGroup) { hashes in
                 var start = 0
                 while start < keys.count {
                     let group = start..<min(start + Self.readAheadGroup, keys.count)
                     for position in group {
-                        hashes[position - start] = Self.withBytes(of: keys[position]) { index.hash($0) }
+                        hashes[position - start] = Self.withBytes(of: keys[position]) { loaded.index.hash($0) }
                     }
                     let groupHashes = UnsafeBufferPointer(rebasing: hashes[0..<group.count])
-                    if group.count > 1 { index.touchRecords(ofHashes: groupHashes, in: mirror) }
+                    if group.count > 1 { loaded.index.touchRecords(ofHashes: groupHashes, in: mirror) }
                     for position in group {
                         let range = Self.withBytes(of: keys[position]) { key in
                             liveValueRange(forKey: key, hash: hashes[position - start], in: mirror)

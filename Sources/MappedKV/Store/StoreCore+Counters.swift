@@ -21,12 +21,12 @@ extension StoreCore {
     func counterState(forKey key: String) throws(MappedKVError) -> CounterState {
         try prepareRead()
         let now = configuration.clock.now()
-        return mirror.withUnsafeBytes { bytes in
-            guard let slot = Self.withBytes(of: key, { index.slot(for: $0, in: bytes) }) else { return .absent }
+        return loaded.mirror.withUnsafeBytes { bytes in
+            guard let slot = Self.withBytes(of: key, { loaded.index.slot(for: $0, in: bytes) }) else { return .absent }
             let whole = UnsafeRawBufferPointer(rebasing: bytes[slot.valueRange])
             var payload = whole
             var expiresAt: UInt32? = nil
-            if expiryEnabled, let time = ExpirySuffix.time(of: whole) {
+            if loaded.expiryEnabled, let time = ExpirySuffix.time(of: whole) {
                 if ExpirySuffix.isExpired(time, now: now) { return .absent }
                 payload = UnsafeRawBufferPointer(rebasing: whole.dropLast(ExpirySuffix.length))
                 expiresAt = time

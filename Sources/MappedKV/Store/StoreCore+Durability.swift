@@ -19,7 +19,7 @@ extension StoreCore {
             try openFiles()
             return
         }
-        if readsThroughMappings, let files {
+        if mappedReads.isActive, let files = lifecycle.files {
             // A flush needs no private state: a reader that syncs keeps reading through its mappings.
             guard hasUnflushedWrites else { return }
             if isMultiProcess { _ = try takeLock(files, .exclusive) }
@@ -39,14 +39,14 @@ extension StoreCore {
         } catch {
             throw poison(error)
         }
-        flushedStamp = files.metaStamp()
+        tracking.flushedStamp = files.metaStamp()
     }
 
     /// Whether the files changed since this instance's last durability point: every write moves
     /// the meta stamp, so a close or an interval with nothing written costs nothing.
     var hasUnflushedWrites: Bool {
-        guard let files else { return false }
-        return files.metaStamp() != flushedStamp
+        guard let files = lifecycle.files else { return false }
+        return files.metaStamp() != tracking.flushedStamp
     }
 
     /// After a write under the exclusive lock, with ``Durability/everyWrite``: the write is made
@@ -61,7 +61,7 @@ extension StoreCore {
     /// the last one. `close()` cannot throw, so a failure is logged; a caller that must know
     /// calls `sync()` first.
     func closeDurably() {
-        guard !configuration.isReadOnly, hasUnflushedWrites, let files else { return }
+        guard !configuration.isReadOnly, hasUnflushedWrites, let files = lifecycle.files else { return }
         do throws(MappedKVError) {
             _ = try takeLock(files, .exclusive)
             defer { releaseLock(.exclusive) }
@@ -84,6 +84,6 @@ extension StoreCore {
         files.initializeCheckpoints(durable: files.storedCheckpoint)
         try files.synchronizeMeta()
         if files.createdFiles { try files.synchronizeDirectory(withParent: true) }
-        flushedStamp = files.metaStamp()
+        tracking.flushedStamp = files.metaStamp()
     }
 }

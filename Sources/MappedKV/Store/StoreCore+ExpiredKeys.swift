@@ -5,10 +5,12 @@ extension StoreCore {
     /// Every key in the index, expired ones included, in no particular order.
     func allKeysIncludingExpired() throws(MappedKVError) -> [String] {
         try prepareRead()
-        return mirror.withUnsafeBytes { bytes in
+        return loaded.mirror.withUnsafeBytes { bytes in
             var keys: [String] = []
-            keys.reserveCapacity(index.count)
-            index.forEachSlot(in: bytes) { slot in keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self)) }
+            keys.reserveCapacity(loaded.index.count)
+            loaded.index.forEachSlot(in: bytes) { slot in
+                keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self))
+            }
             return keys
         }
     }
@@ -16,6 +18,6 @@ extension StoreCore {
     /// The number of keys in the index, expired ones included.
     func countIncludingExpired() throws(MappedKVError) -> Int {
         try prepareRead()
-        return index.count
+        return loaded.index.count
     }
 }

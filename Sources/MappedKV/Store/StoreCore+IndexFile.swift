@@ -10,26 +10,28 @@ import MappedKVFormat
 // another process reads the file, the stamp in it tells that process so.
 extension StoreCore {
     /// The path the loader tries, or nil when the store keeps no index file.
-    var indexFilePath: String? { configuration.usesIndexFile && !skipsIndexFileOnce ? location.indexPath : nil }
+    var indexFilePath: String? {
+        configuration.usesIndexFile && !tracking.skipsIndexFileOnce ? location.indexPath : nil
+    }
 
     /// Notes how a load went, before its state is adopted.
     func noteIndexOutcome(_ state: StoreLoader.LoadedState) {
-        indexOutcome = state.indexOutcome
-        if state.indexOutcome == .adopted { indexFileStamp = state.stamp }
+        findings.indexOutcome = state.indexOutcome
+        if state.indexOutcome == .adopted { tracking.indexFileStamp = state.stamp }
     }
 
     /// Writes the index file if this store keeps one, may write, and the file does not already
     /// describe the current state.
     func writeIndexFileIfStale(_ files: StoreFiles) {
-        guard configuration.usesIndexFile, !configuration.isReadOnly, !isMemoryReleased, !readsThroughMappings,
-            indexFileStamp != observed, mirror.count == Int(observed.actualSize)
+        guard configuration.usesIndexFile, !configuration.isReadOnly, !isMemoryReleased, !mappedReads.isActive,
+            tracking.indexFileStamp != observed, loaded.mirror.count == Int(observed.actualSize)
         else { return }
         let snapshot = IndexFile.Snapshot(
-            index: index, stamp: observed, dataHeader: RegionValidator.header(of: files.dataFileBytes),
-            recordCount: recordCount, expiryEnabled: expiryEnabled, identity: files.identity,
+            index: loaded.index, stamp: observed, dataHeader: RegionValidator.header(of: files.dataFileBytes),
+            recordCount: loaded.recordCount, expiryEnabled: loaded.expiryEnabled, identity: files.identity,
             unchangedSince: files.unchangedSince())
         if IndexFile.write(snapshot, key: cryptKey, to: location.indexPath, recorder: files.recorder, logger: logger) {
-            indexFileStamp = observed
+            tracking.indexFileStamp = observed
         }
     }
 }

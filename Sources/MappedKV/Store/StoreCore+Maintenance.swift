@@ -9,29 +9,29 @@ extension StoreCore {
     func clearAll(keepingSpace: Bool = false) throws(MappedKVError) {
         try writing { (files) throws(MappedKVError) in
             let size = keepingSpace ? max(files.dataFileSize, expectedCapacity) : expectedCapacity
-            let isClear = files.dataFileSize == size && mirror.isEmpty && index.isEmpty
+            let isClear = files.dataFileSize == size && loaded.mirror.isEmpty && loaded.index.isEmpty
             guard !isClear || needsRandomIV else { return }
             let newCipher = try freshCipher()
-            var newMeta = meta
+            var newMeta = loaded.meta
             _ = newMeta.update(actualSize: 0, crc: 0, iv: newCipher?.iv, increasesSequence: true)
             if newCipher == nil { newMeta.iv = .zero }  // a plain store keeps no IV (see rewrite)
             // Unlike MMKV, the old records do not stay readable in the first page: the commit zeroes them.
             let journal = WriteBackJournal(
                 base: files.metaStamp(), fileSize: UInt64(size), meta: newMeta, region: [])
-            try commit(files, journal, staleEnd: mirror.count, sync: true)
-            meta = newMeta
-            if let newCipher { cipher = newCipher.stream }
-            mirror = []
-            index.removeAll()
-            recordCount = 0
-            logger.debug("cleared store", metadata: ["id": "\(location.id)", "sequence": "\(meta.sequence)"])
+            try commit(files, journal, staleEnd: loaded.mirror.count, sync: true)
+            loaded.meta = newMeta
+            if let newCipher { loaded.cipher = newCipher.stream }
+            loaded.mirror = []
+            loaded.index.removeAll()
+            loaded.recordCount = 0
+            logger.debug("cleared store", metadata: ["id": "\(location.id)", "sequence": "\(loaded.meta.sequence)"])
         }
     }
 
     /// Compacts the store and shrinks its file while it is more than twice the size it needs.
     func trim() throws(MappedKVError) {
         try writing { (files) throws(MappedKVError) in
-            if mirror.isEmpty || index.isEmpty { return try clearAll() }
+            if loaded.mirror.isEmpty || loaded.index.isEmpty { return try clearAll() }
             guard files.dataFileSize > expectedCapacity else { return }
             let currentSize = files.dataFileSize
             let minimum = expectedCapacity
@@ -51,16 +51,16 @@ extension StoreCore {
 
     private func rekey(_ files: StoreFiles, to newKey: CryptKey?) throws(MappedKVError) {
         let oldKey = cryptKey
-        let oldCipher = cipher
+        let oldCipher = loaded.cipher
         cryptKey = newKey
-        if newKey == nil { cipher = nil }
+        if newKey == nil { loaded.cipher = nil }
         let currentSize = files.dataFileSize
         do {
             try rewrite(files, needSync: true) { _ in currentSize }
         } catch {
             if !isClosedAfterFailure {
                 cryptKey = oldKey
-                cipher = oldCipher
+                loaded.cipher = oldCipher
             }
             throw error
         }
@@ -85,20 +85,20 @@ extension StoreCore {
     /// Sets the expiry flag: an empty new store only changes its meta, any other store is
     /// rewritten. Both increment the sequence and set the meta version to exactly 4.
     private func changeKeyExpiry(_ files: StoreFiles, enabled: Bool, defaultDuration: UInt32) throws(MappedKVError) {
-        defer { if expiryEnabled { defaultExpiryDuration = defaultDuration } }
-        guard enabled != expiryEnabled else { return }
-        var flags = meta.flags
+        defer { if loaded.expiryEnabled { defaultExpiryDuration = defaultDuration } }
+        guard enabled != loaded.expiryEnabled else { return }
+        var flags = loaded.meta.flags
         if enabled { flags.insert(.keyExpiry) } else { flags.remove(.keyExpiry) }
-        if files.dataFileSize == expectedCapacity && mirror.isEmpty {
-            var newMeta = meta
+        if files.dataFileSize == expectedCapacity && loaded.mirror.isEmpty {
+            var newMeta = loaded.meta
             _ = newMeta.update(actualSize: 0, crc: 0, increasesSequence: true)
             newMeta.flags = flags
             newMeta.version = .flag
             let journal = WriteBackJournal(
                 base: files.metaStamp(), fileSize: UInt64(files.dataFileSize), meta: newMeta, region: [])
             try commit(files, journal, staleEnd: 0, sync: true)
-            meta = newMeta
-            expiryEnabled = enabled
+            loaded.meta = newMeta
+            loaded.expiryEnabled = enabled
         } else {
             let transform: ValueTransform =
                 enabled
@@ -112,9 +112,13 @@ extension StoreCore {
     /// Removes the keys whose values have expired from the index (their records are then dead).
     func dropExpiredKeys() {
         let now = configuration.clock.now()
-        mirror.withUnsafeBytes { bytes in
-            var expired: [ValueSlot] = []
-            index.forEachSlot(in: bytes) { slot in if liveValueRange(slot, now: now) == nil { expired.append(slot) } }
+        var expired: [ValueSlot] = []
+        loaded.mirror.withUnsafeBytes { bytes in
+            loaded.index.forEachSlot(in: bytes) { slot in
+                if liveValueRange(slot, now: now) == nil { expired.append(slot) }
+            }
+        }
+        loaded.withMirrorAndIndex { bytes, index in
             for slot in expired { index.remove(keyOf: slot, in: bytes) }
         }
     }

@@ -4,8 +4,8 @@ import Synchronization
 
 // Reading through the mappings (docs/FORMAT.md 12.5): after a ``MappedOpen``, gets, `contains`
 // and `count` find keys in the mapped index file and, for records written since its state, in
-// ``StoreCore/index`` (then an overlay that keeps deletions), and decode values from the shared
-// data mapping. ``StoreCore/mirror`` stays empty. Everything else (writes, walks, exclusive
+// ``StoreCore/LoadedRegion/index`` (then an overlay that keeps deletions), and decode values from the shared
+// data mapping. ``StoreCore/LoadedRegion/mirror`` stays empty. Everything else (writes, walks, exclusive
 // sections) first leaves this mode: it reloads the private state as any open would.
 //
 // A read in a multi-process store checks the meta's sequence after it has decoded: every
@@ -17,19 +17,10 @@ import Synchronization
 extension StoreCore {
     /// Takes the state of `open`: the store reads through its mappings from now on.
     func adoptMapped(_ open: MappedOpen, _ files: StoreFiles) {
-        meta = open.meta
-        header = open.dataHeader
-        mirror = []
-        index = open.overlay
-        recordCount = open.recordCount
-        cipher = nil
-        expiryEnabled = open.expiryEnabled
-        mappedFile = open.file
-        decryptedPages = open.pages
-        mappedLiveCount = open.liveCount
-        readsThroughMappings = true
-        indexOutcome = .mapped
-        indexFileStamp = open.file.header.stamp
+        loaded = LoadedRegion(open)
+        mappedReads = MappedReads(isActive: true, file: open.file, pages: open.pages, liveCount: open.liveCount)
+        findings.indexOutcome = .mapped
+        tracking.indexFileStamp = open.file.header.stamp
         observed = open.stamp
         isMemoryReleased = false
     }
@@ -48,13 +39,13 @@ extension StoreCore {
     /// the caller holds (any, in multi-process mode); with `decoding`, from the log alone (the
     /// index file was found damaged).
     func leaveMappedReads(_ files: StoreFiles, decoding: Bool = false) throws(MappedKVError) {
-        guard readsThroughMappings else { return }
+        guard mappedReads.isActive else { return }
         dropMappedReads(files)
         if decoding {
-            skipsIndexFileOnce = true
-            indexFileStamp = nil  // so that this process writes a sound one
+            tracking.skipsIndexFileOnce = true
+            tracking.indexFileStamp = nil  // so that this process writes a sound one
         }
-        defer { skipsIndexFileOnce = false }
+        defer { tracking.skipsIndexFileOnce = false }
         try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler), allowsMapped: false)
     }
 
@@ -67,12 +58,10 @@ extension StoreCore {
 
     /// Forgets the mapped state (the private state is empty until the caller loads it).
     func dropMappedReads(_ files: StoreFiles?) {
-        guard readsThroughMappings else { return }
-        readsThroughMappings = false
-        if let file = mappedFile.take() { MappedIndexFile.retire(consume file) }
-        decryptedPages = nil
-        mappedLiveCount = 0
-        index = KeyIndex()
+        guard mappedReads.isActive else { return }
+        if let file = mappedReads.file.take() { MappedIndexFile.retire(consume file) }
+        mappedReads = MappedReads()
+        loaded.index = KeyIndex()
         if isMultiProcess { files?.releaseMappedReaderLock() }
     }
 
@@ -117,17 +106,19 @@ extension StoreCore {
     // Inlined into each read, with its closure: the open-scaling bench's mapped gets at 10^4 keys.
     @inline(__always)
     func readingMapped<R>(_ read: (MappedIndexFile, MappedPlaintext) -> R?) throws(MappedKVError) -> R? {
-        while readsThroughMappings {
-            guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
+        while mappedReads.isActive {
+            guard let files = lifecycle.files else {
+                throw .closed(lifecycle.closedReason ?? "store '\(location.id)' was closed")
+            }
             let stamp = files.metaStamp()
             if isMultiProcess, stamp != observed {
                 try catchUpMappedUnderSharedLock(files)
                 continue
             }
-            guard let file = mappedFile else { return nil }
+            guard let file = mappedReads.file else { return nil }
             let region = MappedPlaintext(
                 region: UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + Int(observed.actualSize))]),
-                pages: decryptedPages)
+                pages: mappedReads.pages)
             guard let result = read(file, region) else {
                 // A damaged page of the index file, or a page of an encrypted region that could
                 // not be decrypted: read as if the store had no index file.
@@ -147,9 +138,9 @@ extension StoreCore {
     /// The number of live keys read through the mappings, or nil if the store is not in that
     /// mode or must count expiry times (which only the walk of the private state does).
     func countMapped() throws(MappedKVError) -> Int? {
-        guard readsThroughMappings, !expiryEnabled, let files else { return nil }
+        guard mappedReads.isActive, !loaded.expiryEnabled, let files = lifecycle.files else { return nil }
         if isMultiProcess, files.metaStamp() != observed { try catchUpMappedUnderSharedLock(files) }
-        return readsThroughMappings ? mappedLiveCount : nil
+        return mappedReads.isActive ? mappedReads.liveCount : nil
     }
 
     /// A copy of the bytes value at `range` of `region` (nil: absent), for a caller that hands the
@@ -182,7 +173,7 @@ extension StoreCore {
         let region = plaintext.bytes
         let slot: ValueSlot
         // The overlay is usually empty: then no hash of the key with its seed is taken.
-        if !index.isEmpty, let recent = index.slot(for: key, in: region) {
+        if !loaded.index.isEmpty, let recent = loaded.index.slot(for: key, in: region) {
             guard recent.valueLength > 0 else { return .found(nil) }
             slot = recent
         } else {
@@ -192,7 +183,7 @@ extension StoreCore {
             case .damaged: return .damaged
             }
         }
-        guard expiryEnabled else { return .found(slot.valueRange) }
+        guard loaded.expiryEnabled else { return .found(slot.valueRange) }
         return .found(liveValueRange(slot, now: configuration.clock.now(), in: region))
     }
 
@@ -209,9 +200,9 @@ extension StoreCore {
         let stamp = files.metaStamp()
         let fileSize = try files.currentDataFileSize()
         guard stamp != observed || fileSize != files.dataFileSize else { return }
-        publishesObserved = false
+        tracking.publishesObserved = false
         defer {
-            publishesObserved = true
+            tracking.publishesObserved = true
             publishObserved()
         }
         if fileSize != files.dataFileSize { try files.refreshMappings() }
@@ -224,7 +215,8 @@ extension StoreCore {
             change = .reloaded
         }
         metrics?.countCatchUp(change)
-        pendingChanges.append(ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, records: nil))
+        tracking.pendingChanges.append(
+            ExternalChange(storeID: location.id, kind: change, sequence: loaded.meta.sequence, records: nil))
         signal.pending.store(true, ordering: .sequentiallyConsistent)
     }
 
@@ -233,38 +225,41 @@ extension StoreCore {
     private func appendMappedTail(_ files: StoreFiles, _ stamp: MetaStamp) -> Int? {
         let oldLength = Int(observed.actualSize)
         let newLength = Int(stamp.actualSize)
-        guard let file = mappedFile, stamp.sequence == observed.sequence, meta.holdsActualSize, newLength > oldLength,
+        guard let file = mappedReads.file, stamp.sequence == observed.sequence, loaded.meta.holdsActualSize,
+            newLength > oldLength,
             4 + newLength <= files.dataFileSize
         else { return nil }
         let region = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[4..<(4 + newLength)])
         let tail = UnsafeRawBufferPointer(rebasing: region[oldLength...])
         guard CRC32.update(observed.crcDigest, tail) == stamp.crcDigest else { return nil }
-        if let pages = decryptedPages {
+        if let pages = mappedReads.pages {
             guard let key = cryptKey else { return nil }
             if newLength > pages.capacity {
                 // The file grew past the buffer: a larger one, with the overlay's records in it.
                 guard
                     let larger = DecryptedPages(
-                        key: key, iv: meta.regionIV(for: key), capacity: files.dataFileSize - 4),
+                        key: key, iv: loaded.meta.regionIV(for: key), capacity: files.dataFileSize - 4),
                     MappedPlaintext(region: region, pages: larger).prepare(
                         Int(file.header.stamp.actualSize)..<oldLength)
                 else { return nil }
-                decryptedPages = larger
+                mappedReads.pages = larger
             } else {
                 pages.forget(from: oldLength)
             }
         }
         var open = MappedOpen(
-            file: file, meta: meta, dataHeader: header, stamp: stamp, overlay: index, liveCount: mappedLiveCount,
-            recordCount: recordCount, pages: decryptedPages)
+            file: file, meta: loaded.meta, dataHeader: loaded.header, stamp: stamp, overlay: loaded.index,
+            liveCount: mappedReads.liveCount,
+            recordCount: loaded.recordCount, pages: mappedReads.pages)
         guard
-            let records = open.fileRecords(in: MappedPlaintext(region: region, pages: decryptedPages), from: oldLength)
+            let records = open.fileRecords(
+                in: MappedPlaintext(region: region, pages: mappedReads.pages), from: oldLength)
         else { return nil }
-        index = open.overlay
-        mappedLiveCount = open.liveCount
-        recordCount = open.recordCount
-        meta.crcDigest = stamp.crcDigest
-        meta.actualSize = stamp.actualSize
+        loaded.index = open.overlay
+        mappedReads.liveCount = open.liveCount
+        loaded.recordCount = open.recordCount
+        loaded.meta.crcDigest = stamp.crcDigest
+        loaded.meta.actualSize = stamp.actualSize
         observed = stamp
         return records
     }

@@ -2,18 +2,18 @@ import MappedKVFormat
 
 // Releasing an idle store's memory (MMKV's `clearMemoryCache`): the mirror and the index are
 // dropped and the files stay open and mapped. The invariant: while ``StoreCore/isMemoryReleased``
-// is set, nothing reads ``StoreCore/mirror`` or ``StoreCore/index``; every read and write goes
+// is set, nothing reads ``StoreCore/LoadedRegion/mirror`` or ``StoreCore/LoadedRegion/index``; every read and write goes
 // through `prepareRead` or `writing`, which reload them from the files first.
 extension StoreCore {
     /// Drops the in-memory copy of the region and the key index; the next access reloads them.
     func releaseMemory() throws(MappedKVError) {
         let files = try openFiles()
         dropMappedReads(files)
-        mirror = []
-        index = KeyIndex()
+        loaded.mirror = []
+        loaded.index = KeyIndex()
         scratch = []
         spareBatch = BatchOperations()
-        recordCount = 0
+        loaded.recordCount = 0
         isMemoryReleased = true
         logger.debug("released the store's memory", metadata: ["id": "\(location.id)"])
     }
@@ -25,14 +25,15 @@ extension StoreCore {
         if isMultiProcess { _ = try takeLock(files, .shared) }
         defer { if isMultiProcess { releaseLock(.shared) } }
         // The stamp is published after the signal goes up (Store/ObservedStamp.swift).
-        publishesObserved = false
+        tracking.publishesObserved = false
         defer {
-            publishesObserved = true
+            tracking.publishesObserved = true
             publishObserved()
         }
         try reload(files, key: cryptKey, policy: .consult(configuration.recoveryHandler))  // adopt clears the flag
         if isMultiProcess && observed != before {
-            pendingChanges.append(ExternalChange(storeID: location.id, kind: .reloaded, sequence: meta.sequence))
+            tracking.pendingChanges.append(
+                ExternalChange(storeID: location.id, kind: .reloaded, sequence: loaded.meta.sequence))
             signal.pending.store(true, ordering: .sequentiallyConsistent)
         }
     }

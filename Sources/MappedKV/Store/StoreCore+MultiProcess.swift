@@ -17,7 +17,7 @@ extension StoreCore {
 
     /// Releases one level of the inter-process lock. A failure closes the store, which releases it.
     func releaseLock(_ kind: LockKind) {
-        guard let files else { return }
+        guard let files = lifecycle.files else { return }
         do { try files.lock.unlock(kind) } catch { _ = poison(.system(SystemCallError(error))) }
     }
 
@@ -25,8 +25,10 @@ extension StoreCore {
     /// from the meta mapping and no system call.
     @inline(__always)
     func prepareRead() throws(MappedKVError) {
-        guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
-        if readsThroughMappings { try leaveMappedReadsUnderSharedLock(files) }
+        guard let files = lifecycle.files else {
+            throw .closed(lifecycle.closedReason ?? "store '\(location.id)' was closed")
+        }
+        if mappedReads.isActive { try leaveMappedReadsUnderSharedLock(files) }
         if isMemoryReleased { return try reloadReleasedMemory(files) }
         guard isMultiProcess, files.metaStamp() != observed else { return }
         try catchUpUnderSharedLock(files)
@@ -48,14 +50,14 @@ extension StoreCore {
         let files = try writableFiles()
         if isMemoryReleased { try reloadReleasedMemory(files) }
         guard isMultiProcess else {
-            if readsThroughMappings { try leaveMappedReads(files) }
+            if mappedReads.isActive { try leaveMappedReads(files) }
             let result = try body(files)
             if flushesEveryWrite { try flushEveryWrite(files) }
             return result
         }
         let changed = try takeLock(files, .exclusive)
         defer { releaseLock(.exclusive) }
-        if readsThroughMappings {
+        if mappedReads.isActive {
             try leaveMappedReads(files)
         } else if changed, !(maxLength.map { appendNeedsNoCatchUp(files, maxLength: $0) } ?? false) {
             try catchUp(files)
@@ -64,8 +66,8 @@ extension StoreCore {
         if flushesEveryWrite { try flushEveryWrite(files) }
         // Another process's next read finds the rewritten region described by the index file,
         // which it maps or reads instead of decoding the log (FORMAT.md 12.4).
-        if rewroteRegion {
-            rewroteRegion = false
+        if tracking.rewroteRegion {
+            tracking.rewroteRegion = false
             writeIndexFileIfStale(files)
         }
         return result
@@ -79,10 +81,10 @@ extension StoreCore {
     /// (2.10), truncates to more than the region, rounded up to whole pages, so it keeps that page:
     /// the append cannot fault, and a later one past the page catches up and remaps.
     private func appendNeedsNoCatchUp(_ files: StoreFiles, maxLength: Int) -> Bool {
-        guard files.metaStamp() == observed, !index.isEmpty, !needsRandomIV, meta.version >= .flag else {
+        guard files.metaStamp() == observed, !loaded.index.isEmpty, !needsRandomIV, loaded.meta.version >= .flag else {
             return false
         }
-        let end = 4 + mirror.count
+        let end = 4 + loaded.mirror.count
         return end + maxLength < (end / pageSize + 1) * pageSize
     }
 
@@ -104,7 +106,7 @@ extension StoreCore {
             changed = attempt
         }
         do throws(MappedKVError) {
-            if readsThroughMappings {
+            if mappedReads.isActive {
                 try leaveMappedReads(files)
             } else if changed {
                 try catchUp(files)
@@ -125,18 +127,18 @@ extension StoreCore {
     func checkForChanges() throws(MappedKVError) -> Bool {
         let files = try openFiles()
         guard isMultiProcess else { return false }
-        let before = pendingChanges.count
+        let before = tracking.pendingChanges.count
         _ = try takeLock(files, .shared)
         defer { releaseLock(.shared) }
-        if readsThroughMappings { try catchUpMapped(files) } else { try catchUp(files) }
-        return pendingChanges.count > before
+        if mappedReads.isActive { try catchUpMapped(files) } else { try catchUp(files) }
+        return tracking.pendingChanges.count > before
     }
 
     /// The changes noticed since the last call.
     func takePendingChanges() -> [ExternalChange] {
         signal.pending.store(false, ordering: .sequentiallyConsistent)
-        defer { pendingChanges = [] }
-        return pendingChanges
+        defer { tracking.pendingChanges = [] }
+        return tracking.pendingChanges
     }
 
     /// Brings the state up to date with the files, under a lock already held (docs/FORMAT.md 6.3):
@@ -148,9 +150,9 @@ extension StoreCore {
         // The stamp caught up to is published after the signal below is raised, so that a read that
         // checks the published stamp without the mutex and finds it current also finds the signal
         // (Store/ObservedStamp.swift).
-        publishesObserved = false
+        tracking.publishesObserved = false
         defer {
-            publishesObserved = true
+            tracking.publishesObserved = true
             publishObserved()
         }
         let change: ExternalChange.Kind
@@ -164,8 +166,8 @@ extension StoreCore {
         }
         metrics?.countCatchUp(change)
         logger.trace("caught up with another process", metadata: ["id": "\(location.id)", "change": "\(change)"])
-        pendingChanges.append(
-            ExternalChange(storeID: location.id, kind: change, sequence: meta.sequence, records: records))
+        tracking.pendingChanges.append(
+            ExternalChange(storeID: location.id, kind: change, sequence: loaded.meta.sequence, records: records))
         signal.pending.store(true, ordering: .sequentiallyConsistent)
     }
 
@@ -174,27 +176,29 @@ extension StoreCore {
     /// (else nil: unknown); nil when a full reload is needed instead.
     private func loadTail(_ files: StoreFiles, _ stamp: MetaStamp) -> (records: Int, changed: [ExternalChange.Record]?)?
     {
-        let oldLength = mirror.count
+        let oldLength = loaded.mirror.count
         let newLength = Int(stamp.actualSize)
-        guard meta.holdsActualSize, newLength > oldLength, 4 + newLength <= files.dataFileSize else { return nil }
+        guard loaded.meta.holdsActualSize, newLength > oldLength, 4 + newLength <= files.dataFileSize else {
+            return nil
+        }
         let tail = UnsafeRawBufferPointer(rebasing: files.dataFileBytes[(4 + oldLength)..<(4 + newLength)])
-        guard CRC32.update(meta.crcDigest, tail) == stamp.crcDigest else { return nil }
-        let stream = cipher?.copy()
-        mirror.append(contentsOf: tail)
+        guard CRC32.update(loaded.meta.crcDigest, tail) == stamp.crcDigest else { return nil }
+        let stream = loaded.cipher?.copy()
+        loaded.mirror.append(contentsOf: tail)
         // A decryption failure leaves the stream unusable: the full reload starts a new one (and
         // reports the failure if it recurs).
         if let stream {
-            do throws(CryptoFailure) { try stream.decrypt(&mirror, from: oldLength) } catch { return nil }
+            do throws(CryptoFailure) { try stream.decrypt(&loaded.mirror, from: oldLength) } catch { return nil }
         }
-        let (summary, _) = index.decodeRecords(of: mirror, from: oldLength)
+        let (summary, _) = loaded.index.decodeRecords(of: loaded.mirror, from: oldLength)
         guard summary.error == nil else { return nil }  // the full reload rebuilds mirror and index
-        if let stream { cipher = stream }
-        meta.crcDigest = stamp.crcDigest
-        meta.actualSize = stamp.actualSize
-        recordCount += summary.recordCount
+        if let stream { loaded.cipher = stream }
+        loaded.meta.crcDigest = stamp.crcDigest
+        loaded.meta.actualSize = stamp.actualSize
+        loaded.recordCount += summary.recordCount
         observed = stamp
         let changed =
-            signal.isObserved.load(ordering: .relaxed) ? Self.records(ofRecordsIn: mirror, from: oldLength) : nil
+            signal.isObserved.load(ordering: .relaxed) ? Self.records(ofRecordsIn: loaded.mirror, from: oldLength) : nil
         return (summary.recordCount, changed)
     }
 

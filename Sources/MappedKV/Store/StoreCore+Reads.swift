@@ -7,11 +7,11 @@ extension StoreCore {
     /// Every live key, in no particular order (the API layer sorts them).
     func allKeys() throws(MappedKVError) -> [String] {
         try prepareRead()
-        let now = expiryEnabled ? configuration.clock.now() : 0
-        return mirror.withUnsafeBytes { bytes in
+        let now = loaded.expiryEnabled ? configuration.clock.now() : 0
+        return loaded.mirror.withUnsafeBytes { bytes in
             var keys: [String] = []
-            keys.reserveCapacity(index.count)
-            index.forEachSlot(in: bytes) { slot in
+            keys.reserveCapacity(loaded.index.count)
+            loaded.index.forEachSlot(in: bytes) { slot in
                 if liveValueRange(slot, now: now) != nil {
                     keys.append(String(decoding: bytes[slot.keyRange], as: UTF8.self))
                 }
@@ -22,20 +22,20 @@ extension StoreCore {
 
     /// The number of live keys.
     func count() throws(MappedKVError) -> Int {
-        if readsThroughMappings, let count = try countMapped() { return count }
+        if mappedReads.isActive, let count = try countMapped() { return count }
         try prepareRead()
-        guard expiryEnabled else { return index.count }
+        guard loaded.expiryEnabled else { return loaded.index.count }
         let now = configuration.clock.now()
         var live = 0
-        mirror.withUnsafeBytes { bytes in
-            index.forEachSlot(in: bytes) { slot in if liveValueRange(slot, now: now) != nil { live += 1 } }
+        loaded.mirror.withUnsafeBytes { bytes in
+            loaded.index.forEachSlot(in: bytes) { slot in if liveValueRange(slot, now: now) != nil { live += 1 } }
         }
         return live
     }
 
     /// Whether `key` is live.
     func contains(_ key: String) throws(MappedKVError) -> Bool {
-        if readsThroughMappings, case .success(let found)? = try readMapped(forKey: key, { _, range in range != nil }) {
+        if mappedReads.isActive, case .success(let found)? = try readMapped(forKey: key, { _, range in range != nil }) {
             return found
         }
         try prepareRead()
@@ -45,7 +45,7 @@ extension StoreCore {
     /// Decodes the value of `key` as `V`, or returns nil if the key is absent.
     @inline(__always)
     func value<V: PayloadCodable>(forKey key: String, as type: V.Type) throws(MappedKVError) -> V? {
-        if readsThroughMappings {
+        if mappedReads.isActive {
             let read = try readMapped(forKey: key) { (region, range) throws(FormatError) -> V? in
                 try range.map { (range) throws(FormatError) in
                     try V(payload: UnsafeRawBufferPointer(rebasing: region[range]))
@@ -61,7 +61,7 @@ extension StoreCore {
         try prepareRead()
         // The lookup and the decode in one borrow of the mirror: each `withUnsafeBytes` of the
         // stored array retains and releases it, two atomic operations.
-        let decoded = mirror.withUnsafeBytes { bytes -> Result<V, FormatError>? in
+        let decoded = loaded.mirror.withUnsafeBytes { bytes -> Result<V, FormatError>? in
             guard let range = liveValueRange(forKey: key, in: bytes) else { return nil }
             return Result { () throws(FormatError) in try V(payload: UnsafeRawBufferPointer(rebasing: bytes[range])) }
         }
@@ -77,7 +77,7 @@ extension StoreCore {
     /// returns nil if the key is absent; the buffer is valid only during the call.
     @inline(__always)
     func withBytes<R>(forKey key: String, _ body: (UnsafeRawBufferPointer) -> R) throws(MappedKVError) -> R? {
-        if readsThroughMappings {
+        if mappedReads.isActive {
             // The bytes are copied before `body` sees them: a torn read is then found (and read
             // again) before anything of it leaves this function.
             let read = try readMapped(forKey: key, Self.copiedBytesValue)
@@ -91,7 +91,7 @@ extension StoreCore {
         try prepareRead()
         guard let range = liveValueRange(forKey: key) else { return nil }
         do {
-            return try mirror.withRawBytes { (bytes) throws(FormatError) -> R in
+            return try loaded.mirror.withRawBytes { (bytes) throws(FormatError) -> R in
                 var cursor = ByteCursor(UnsafeRawBufferPointer(rebasing: bytes[range]))
                 let length = try cursor.readLength()
                 return body(try cursor.readBytes(length))
@@ -104,7 +104,7 @@ extension StoreCore {
     /// Calls `body` with the stored payload bytes of `key` where they lie in the mirror, or with
     /// nil if the key is absent: ``payload(forKey:)`` without the copy.
     func withPayload(forKey key: String, _ body: (UnsafeRawBufferPointer?) -> Void) throws(MappedKVError) {
-        if readsThroughMappings,
+        if mappedReads.isActive,
             case .success(let payload)? = try readMapped(
                 forKey: key,
                 { region, range in
@@ -116,12 +116,12 @@ extension StoreCore {
         }
         try prepareRead()
         guard let range = liveValueRange(forKey: key) else { return body(nil) }
-        mirror.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        loaded.mirror.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// The stored payload bytes of `key`, or nil if the key is absent.
     func payload(forKey key: String) throws(MappedKVError) -> [UInt8]? {
-        if readsThroughMappings,
+        if mappedReads.isActive,
             case .success(let payload)? = try readMapped(
                 forKey: key,
                 { region, range in
@@ -132,17 +132,17 @@ extension StoreCore {
         }
         try prepareRead()
         guard let range = liveValueRange(forKey: key) else { return nil }
-        return Array(mirror[range])
+        return Array(loaded.mirror[range])
     }
 
     /// Every live key with its payload, sorted by key bytes.
     func entries() throws(MappedKVError) -> [(key: String, payload: [UInt8])] {
         try prepareRead()
-        let now = expiryEnabled ? configuration.clock.now() : 0
+        let now = loaded.expiryEnabled ? configuration.clock.now() : 0
         var entries: [(key: [UInt8], payload: [UInt8])] = []
-        entries.reserveCapacity(index.count)
-        mirror.withUnsafeBytes { bytes in
-            index.forEachSlot(in: bytes) { slot in
+        entries.reserveCapacity(loaded.index.count)
+        loaded.mirror.withUnsafeBytes { bytes in
+            loaded.index.forEachSlot(in: bytes) { slot in
                 if let range = liveValueRange(slot, now: now) {
                     entries.append((Array(bytes[slot.keyRange]), Array(bytes[range])))
                 }
@@ -164,15 +164,15 @@ extension StoreCore {
     /// a cache miss per entry costs more than the sort).
     func liveEntries() throws(MappedKVError) -> LiveEntries {
         try prepareRead()
-        let now = expiryEnabled ? configuration.clock.now() : 0
+        let now = loaded.expiryEnabled ? configuration.clock.now() : 0
         var ranges: [(key: Range<Int>, payload: Range<Int>)] = []
-        ranges.reserveCapacity(index.count)
-        mirror.withUnsafeBytes { bytes in
-            index.forEachSlotInFileOrder(in: bytes) { slot in
+        ranges.reserveCapacity(loaded.index.count)
+        loaded.mirror.withUnsafeBytes { bytes in
+            loaded.index.forEachSlotInFileOrder(in: bytes) { slot in
                 if let range = liveValueRange(slot, now: now) { ranges.append((slot.keyRange, range)) }
             }
         }
-        return LiveEntries(mirror: mirror, ranges: ranges)
+        return LiveEntries(mirror: loaded.mirror, ranges: ranges)
     }
 
     /// Calls `body` with every live entry's key and payload bytes where they lie in the mirror, in
@@ -182,9 +182,9 @@ extension StoreCore {
         _ body: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) -> Void
     ) throws(MappedKVError) {
         try prepareRead()
-        let now = expiryEnabled ? configuration.clock.now() : 0
-        mirror.withUnsafeBytes { bytes in
-            index.forEachSlotInFileOrder(in: bytes) { slot in
+        let now = loaded.expiryEnabled ? configuration.clock.now() : 0
+        loaded.mirror.withUnsafeBytes { bytes in
+            loaded.index.forEachSlotInFileOrder(in: bytes) { slot in
                 guard let range = liveValueRange(slot, now: now) else { return }
                 let key = UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange])
                 body(key, UnsafeRawBufferPointer(rebasing: bytes[range]))
@@ -195,16 +195,16 @@ extension StoreCore {
     /// A snapshot of the file-level state.
     func info() throws(MappedKVError) -> StoreInfo {
         try prepareRead()
-        let holderBytes = Array(mirror.prefix(holderLength))
+        let holderBytes = Array(loaded.mirror.prefix(holderLength))
         return StoreInfo(
-            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: meta,
-            fileSize: dataFileSize, actualSize: actualSize, keyCount: try count(), recordCount: recordCount,
-            holder: holderBytes, header: header)
+            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: loaded.meta,
+            fileSize: dataFileSize, actualSize: actualSize, keyCount: try count(), recordCount: loaded.recordCount,
+            holder: holderBytes, header: loaded.header)
     }
 
     /// The length of the item-size holder varint that starts a non-empty region.
     var holderLength: Int {
-        mirror.withUnsafeBytes { ItemSizeHolder.length(in: $0) ?? 0 }
+        loaded.mirror.withUnsafeBytes { ItemSizeHolder.length(in: $0) ?? 0 }
     }
 
     // MARK: Lookup
@@ -221,30 +221,35 @@ extension StoreCore {
     /// The slot of `key`, or nil if it is absent.
     @inline(__always)
     func slot(forKey key: String) -> ValueSlot? {
-        let slot = mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.slot(for: $0, in: bytes) } }
+        let slot = loaded.mirror.withUnsafeBytes { bytes in
+            Self.withBytes(of: key) { loaded.index.slot(for: $0, in: bytes) }
+        }
         if let slot { return slot }
-        return index.repairedCount > 0 ? repairedSlot(forKey: key) : nil
+        return loaded.index.repairedCount > 0 ? repairedSlot(forKey: key) : nil
     }
 
     /// The slot of a key that is not UTF-8 and whose repair is `key` (out of line: the rare path).
     @inline(never)
     private func repairedSlot(forKey key: String) -> ValueSlot? {
-        mirror.withUnsafeBytes { bytes in Self.withBytes(of: key) { index.repairedSlot(for: $0, in: bytes) } }
+        loaded.mirror.withUnsafeBytes { bytes in
+            Self.withBytes(of: key) { loaded.index.repairedSlot(for: $0, in: bytes) }
+        }
     }
 
     /// The value bytes of a slot without any expiry suffix, or nil if the value has expired.
     /// A value shorter than the suffix is returned as it is, as MMKV does.
     @inline(__always)
     func liveValueRange(_ slot: ValueSlot, now: UInt32) -> Range<Int>? {
-        guard expiryEnabled else { return slot.valueRange }
-        return mirror.withUnsafeBytes { liveValueRange(slot, now: now, in: $0) }
+        guard loaded.expiryEnabled else { return slot.valueRange }
+        return loaded.mirror.withUnsafeBytes { liveValueRange(slot, now: now, in: $0) }
     }
 
     /// ``liveValueRange(_:now:)`` of a slot whose record is in `bytes` (the mirror's).
     @inline(__always)
     func liveValueRange(_ slot: ValueSlot, now: UInt32, in bytes: UnsafeRawBufferPointer) -> Range<Int>? {
         let range = slot.valueRange
-        guard expiryEnabled, let time = ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: bytes[range])) else {
+        guard loaded.expiryEnabled, let time = ExpirySuffix.time(of: UnsafeRawBufferPointer(rebasing: bytes[range]))
+        else {
             return range
         }
         return ExpirySuffix.isExpired(time, now: now) ? nil : range.dropLast(ExpirySuffix.length)
@@ -255,9 +260,9 @@ extension StoreCore {
     func liveValueRange(forKey key: String, in bytes: UnsafeRawBufferPointer) -> Range<Int>? {
         // The lookup of slot(forKey:), written out: as a function of its own it is not inlined
         // into a get (`mappedkv bench` get_int32).
-        let found = Self.withBytes(of: key) { index.slot(for: $0, in: bytes) }
-        guard let slot = found ?? (index.repairedCount > 0 ? repairedSlot(forKey: key) : nil) else { return nil }
-        guard expiryEnabled else { return slot.valueRange }
+        let found = Self.withBytes(of: key) { loaded.index.slot(for: $0, in: bytes) }
+        guard let slot = found ?? (loaded.index.repairedCount > 0 ? repairedSlot(forKey: key) : nil) else { return nil }
+        guard loaded.expiryEnabled else { return slot.valueRange }
         return liveValueRange(slot, now: configuration.clock.now(), in: bytes)
     }
 
@@ -267,18 +272,20 @@ extension StoreCore {
     func liveValueRange(
         forKey key: UnsafeRawBufferPointer, hash: UInt32, in bytes: UnsafeRawBufferPointer
     ) -> Range<Int>? {
-        let found = index.slot(for: key, hash: hash, in: bytes)
-        guard let slot = found ?? (index.repairedCount > 0 ? index.repairedSlot(for: key, in: bytes) : nil) else {
+        let found = loaded.index.slot(for: key, hash: hash, in: bytes)
+        guard
+            let slot = found ?? (loaded.index.repairedCount > 0 ? loaded.index.repairedSlot(for: key, in: bytes) : nil)
+        else {
             return nil
         }
-        guard expiryEnabled else { return slot.valueRange }
+        guard loaded.expiryEnabled else { return slot.valueRange }
         return liveValueRange(slot, now: configuration.clock.now(), in: bytes)
     }
 
     /// The live value range of `key`, or nil if it is absent or expired.
     @inline(__always)
     func liveValueRange(forKey key: String) -> Range<Int>? {
-        mirror.withUnsafeBytes { liveValueRange(forKey: key, in: $0) }
+        loaded.mirror.withUnsafeBytes { liveValueRange(forKey: key, in: $0) }
     }
 }
 

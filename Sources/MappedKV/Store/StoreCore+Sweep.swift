@@ -24,12 +24,12 @@ extension StoreCore {
         _ shouldRemove: (_ key: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer) -> Bool
     ) throws(MappedKVError) -> SweepOutcome {
         try prepareRead()
-        let hi = index.hashRangeEnd(from: lo, holdingAbout: keyLimit)
+        let hi = loaded.index.hashRangeEnd(from: lo, holdingAbout: keyLimit)
         let now = configuration.clock.now()
         var doomed: [String] = []
         var visited = 0
-        mirror.withUnsafeBytes { bytes in
-            index.forEachSlot(hashesFrom: lo, below: hi, in: bytes) { slot, repaired in
+        loaded.mirror.withUnsafeBytes { bytes in
+            loaded.index.forEachSlot(hashesFrom: lo, below: hi, in: bytes) { slot, repaired in
                 let key = UnsafeRawBufferPointer(rebasing: bytes[slot.keyRange])
                 guard !repaired, key.first != 1 else { return }
                 visited += 1

@@ -19,7 +19,7 @@ extension StoreCore {
     }
 
     /// An encrypted store whose meta predates random IVs (version < 2) is rewritten with one, as MMKV does.
-    var needsRandomIV: Bool { cipher != nil && meta.version < .randomIV }
+    var needsRandomIV: Bool { loaded.cipher != nil && loaded.meta.version < .randomIV }
 
     /// A fresh IV and a stream from it, for an encrypted store; nil for a plain one.
     func freshCipher() throws(MappedKVError) -> (iv: InitializationVector, stream: CFBStream)? {
@@ -58,28 +58,29 @@ extension StoreCore {
     func sizeForGrowthWithoutCompaction(
         _ files: StoreFiles, incomingLength: Int, incomingCount: Int = 1
     ) throws(MappedKVError) -> Int? {
-        guard !expiryEnabled else { return nil }
+        guard !loaded.expiryEnabled else { return nil }
         guard
             let size = FileSizePolicy.sizeForWriteBack(
-                fileSize: files.dataFileSize, liveLength: holderLength + index.recordBytes,
-                incomingLength: incomingLength, incomingCount: incomingCount, liveCount: index.count, needSync: true,
+                fileSize: files.dataFileSize, liveLength: holderLength + loaded.index.recordBytes,
+                incomingLength: incomingLength, incomingCount: incomingCount, liveCount: loaded.index.count,
+                needSync: true,
                 pageSize: pageSize)
         else {
             throw .regionFull
         }
-        guard size > files.dataFileSize, 4 + mirror.count + incomingLength < size else { return nil }
+        guard size > files.dataFileSize, 4 + loaded.mirror.count + incomingLength < size else { return nil }
         return size
     }
 
     /// Grows the data file to `newSize` without touching the region, and announces it.
     func grow(_ files: StoreFiles, to newSize: Int) throws(MappedKVError) {
         try files.resizeData(to: newSize)
-        files.announceResize(&meta)
+        files.announceResize(&loaded.meta)
         observed = files.metaStamp()
-        mirror = mirror.withUnsafeBytes { MirrorBuffer.make(copying: $0, capacity: newSize - 4) }
+        loaded.mirror = loaded.mirror.withUnsafeBytes { MirrorBuffer.make(copying: $0, capacity: newSize - 4) }
         logger.debug(
             "grew the data file",
-            metadata: ["id": "\(location.id)", "fileSize": "\(newSize)", "sequence": "\(meta.sequence)"])
+            metadata: ["id": "\(location.id)", "fileSize": "\(newSize)", "sequence": "\(loaded.meta.sequence)"])
     }
 
     /// A full write-back sized by MMKV's growth rule for an incoming record of `incomingLength`
@@ -89,7 +90,7 @@ extension StoreCore {
         transform: ValueTransform? = nil, flags: MetaFlags? = nil, staleEnd: Int? = nil, reserve: Int = 0
     ) throws(MappedKVError) {
         let currentSize = files.dataFileSize
-        let liveCount = index.count
+        let liveCount = loaded.index.count
         let page = pageSize
         try rewrite(files, needSync: needSync, transform: transform, flags: flags, staleEnd: staleEnd) { length in
             FileSizePolicy.sizeForWriteBack(
@@ -102,12 +103,12 @@ extension StoreCore {
     /// every stale byte past it is zeroed and the sequence increments, so the files are sound again.
     func writeRecovery(_ files: StoreFiles) throws(MappedKVError) {
         if try files.ensureSizes(minimumDataSize: expectedCapacity, pageSize: pageSize) {
-            files.announceResize(&meta)
+            files.announceResize(&loaded.meta)
         }
         try writeBack(files, incomingLength: 0, needSync: true, staleEnd: max(0, files.dataFileSize - 4))
         logger.error(
             "recovered store written back",
-            metadata: ["id": "\(location.id)", "keys": "\(index.count)", "sequence": "\(meta.sequence)"])
+            metadata: ["id": "\(location.id)", "keys": "\(loaded.index.count)", "sequence": "\(loaded.meta.sequence)"])
     }
 
     /// Carries out a whole-file change crash-safely (see ``WriteBackJournal``): the journal, any
@@ -136,7 +137,7 @@ extension StoreCore {
                 "could not remove the write-back journal", metadata: ["id": "\(location.id)", "error": "\(error)"])
         }
         observed = files.metaStamp()
-        rewroteRegion = true
+        tracking.rewroteRegion = true
     }
 
     /// Rewrites the data region as a fresh holder plus every live record (expired ones dropped,
@@ -146,17 +147,19 @@ extension StoreCore {
         _ files: StoreFiles, needSync: Bool, transform: ValueTransform? = nil, flags: MetaFlags? = nil,
         staleEnd: Int? = nil, chooseFileSize: (Int) -> Int?
     ) throws(MappedKVError) {
-        if expiryEnabled { dropExpiredKeys() }  // as MMKV's filterExpiredKeys does
+        if loaded.expiryEnabled { dropExpiredKeys() }  // as MMKV's filterExpiredKeys does
         let holder = ItemSizeHolder.random()
         let fresh: [UInt8]
         let newFileSize: Int
         var plan: CompactionPlan?
         var rebuilt: KeyIndex?
-        if transform == nil, let compaction = mirror.withUnsafeBytes({ CompactionPlan(region: $0, slots: index) }) {
+        if transform == nil,
+            let compaction = loaded.mirror.withUnsafeBytes({ CompactionPlan(region: $0, slots: loaded.index) })
+        {
             // Copy the runs of live records, in file order, into a mirror sized for the new file.
             let length = holder.count + compaction.liveLength
             guard let size = chooseFileSize(length) else { throw .regionFull }
-            fresh = mirror.withUnsafeBytes { old in
+            fresh = loaded.mirror.withUnsafeBytes { old in
                 MirrorBuffer.make(capacity: max(length, size - 4)) { base in
                     holder.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: holder.count) }
                     var written = holder.count
@@ -181,7 +184,7 @@ extension StoreCore {
         var stored = fresh  // shares the storage unless it is encrypted
         if let newCipher { try cryptoCall { () throws(CryptoFailure) in try newCipher.stream.encrypt(&stored) } }
         let crc = stored.withUnsafeBytes { CRC32.update(0, $0) }
-        var newMeta = meta
+        var newMeta = loaded.meta
         _ = newMeta.update(actualSize: UInt32(fresh.count), crc: crc, iv: newCipher?.iv, increasesSequence: true)
         // A plain store keeps no IV: a stale one (left by a rekey to plain text) would make a
         // load without a key take it for an encrypted store (docs/FORMAT.md 7.5a).
@@ -198,23 +201,23 @@ extension StoreCore {
         // file). Skipping the flush is safe only when the old region is empty: a rewrite of a
         // region that held records, dead ones included, must reach the disk before its meta, or
         // a power loss could leave the old checkpoints describing bytes that are gone.
-        try commit(files, journal, staleEnd: staleEnd ?? mirror.count, sync: needSync || !mirror.isEmpty)
-        meta = newMeta
-        mirror = fresh
+        try commit(files, journal, staleEnd: staleEnd ?? loaded.mirror.count, sync: needSync || !loaded.mirror.isEmpty)
+        loaded.meta = newMeta
+        loaded.mirror = fresh
         if let plan {
             let holderLength = holder.count
-            index.relocateRecords { start in holderLength + plan.newStart(ofRecordAt: start) }
+            loaded.index.relocateRecords { start in holderLength + plan.newStart(ofRecordAt: start) }
         } else if let rebuilt {
-            index = rebuilt
+            loaded.index = rebuilt
         }
-        if let newCipher { cipher = newCipher.stream }
-        if let flags { expiryEnabled = flags.contains(.keyExpiry) }
-        recordCount = index.count
+        if let newCipher { loaded.cipher = newCipher.stream }
+        if let flags { loaded.expiryEnabled = flags.contains(.keyExpiry) }
+        loaded.recordCount = loaded.index.count
         logger.debug(
             "full write-back",
             metadata: [
-                "id": "\(location.id)", "keys": "\(index.count)", "actualSize": "\(fresh.count)",
-                "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
+                "id": "\(location.id)", "keys": "\(loaded.index.count)", "actualSize": "\(fresh.count)",
+                "fileSize": "\(files.dataFileSize)", "sequence": "\(loaded.meta.sequence)",
             ])
     }
 
@@ -224,9 +227,9 @@ extension StoreCore {
         holder: [UInt8], transform: ValueTransform?
     ) -> (bytes: [UInt8], index: KeyIndex) {
         var copy = holder
-        var newIndex = KeyIndex(minimumCapacity: index.count, hasher: index.hasher)
-        mirror.withUnsafeBytes { old in
-            for slot in index.slots(in: old).sorted(by: { $0.keyStart < $1.keyStart }) {
+        var newIndex = KeyIndex(minimumCapacity: loaded.index.count, hasher: loaded.index.hasher)
+        loaded.mirror.withUnsafeBytes { old in
+            for slot in loaded.index.slots(in: old).sorted(by: { $0.keyStart < $1.keyStart }) {
                 let start = copy.count
                 let key = UnsafeRawBufferPointer(rebasing: old[slot.keyRange])
                 var value = Array(old[slot.valueRange])

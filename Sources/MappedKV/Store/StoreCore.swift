@@ -6,16 +6,20 @@ import MappedKVIO
 /// The store proper: the mapped files, the plaintext mirror of the data region, and the index of live keys.
 ///
 /// Not thread-safe: ``MappedKV`` serializes every call. The mirror is a process-private copy of
-/// `data[4 ..< 4 + actualSize]`, so values are never served from the shared mapping; index slots
-/// are offsets into it. Every mutation of the files goes through ``StoreFiles``.
+/// `data[4 ..< 4 + actualSize]`, so values are never served from the shared mapping, except
+/// through the mapped index file (``MappedReads``); index slots are offsets into it. Every
+/// mutation of the files goes through ``StoreFiles``.
 ///
-/// The invariant this type keeps between calls: ``mirror`` is the plain text of exactly the bytes
-/// the meta's size covers, ``meta`` is what this instance last wrote or verified, ``index`` holds
-/// the last record of every live key in ``mirror``, and ``observed`` is the meta stamp that state
-/// corresponds to. Its concerns live in extensions: reads (`StoreCore+Reads.swift`), appends
-/// (`+Appends`), whole-file rewrites (`+WriteBack`), expiry, trim, clear and rekey
-/// (`+Maintenance`), and locking and catching up with other processes (`+MultiProcess`). Loading
-/// the files is ``StoreLoader``'s job; this type only adopts what it loads.
+/// Its state is in parts (StoreCore+State.swift), each read and written by one concern:
+/// ``loaded`` (``LoadedRegion``: the mirror, index and meta), ``tracking`` (``ChangeTracking``:
+/// the stamps seen, flushed and indexed, and changes not yet reported), ``mappedReads``,
+/// ``lifecycle`` and ``findings``. The invariant between calls: ``loaded`` is the plain text of
+/// exactly the bytes its meta's size covers and the last record of every live key in it, and
+/// ``observed`` is the meta stamp that state corresponds to. Its concerns live in extensions:
+/// reads (`StoreCore+Reads.swift`), appends (`+Appends`), whole-file rewrites (`+WriteBack`),
+/// expiry, trim, clear and rekey (`+Maintenance`), and locking and catching up with other
+/// processes (`+MultiProcess`). Loading the files is ``StoreLoader``'s job; this type only adopts
+/// what it loads, a part at a time.
 final class StoreCore {
     let location: StoreLocation
     let configuration: Configuration
@@ -28,85 +32,48 @@ final class StoreCore {
     /// Raised when a change by another process is noticed, so the API layer can report it.
     let signal: ChangeSignal
 
-    // The state every set and get touches. Debug builds check exclusive access dynamically, so the
-    // test suite catches any overlapping access; release builds skip the checks (`mappedkv bench`
-    // set_int32 shows their cost), which is sound because every call runs under ``MappedKV``'s
-    // lock and no method modifies one of these while another access to it is in progress.
+    // The parts every set and get touches. Debug builds check exclusive access dynamically, so
+    // the test suite catches any overlapping access; release builds skip the checks (`mappedkv
+    // bench` set_int32 and get_int32 show their cost), which is sound because every call runs
+    // under ``MappedKV``'s lock and no method modifies a part while another access to it is in
+    // progress.
 
-    /// The open files; nil once closed.
+    /// The region as loaded, appended to and rewritten.
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
-    var files: StoreFiles?
-    /// The meta as this instance last wrote or verified it.
+    var loaded = LoadedRegion()
+    /// The files' states this instance has seen, flushed and indexed.
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
-    var meta = MetaInfo()
-    /// The plaintext data region, `[0, actualSize)`.
+    var tracking = ChangeTracking()
+    /// Whether gets read through the mappings, and what they read; checked first by every get
+    /// (the open-scaling bench's gets at 10^4 keys show the cost of the dynamic check).
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
-    var mirror: [UInt8] = []
-    /// The live keys, as slots in ``mirror``.
+    var mappedReads = MappedReads()
+    /// The open files, the reason the store closed, and whether its memory is released.
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
-    var index = KeyIndex()
-    /// Records decoded at load or appended since, deletions included (for statistics).
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
-    var recordCount = 0
-    /// Whether every value carries MMKV's 4-byte expiry suffix (meta flag bit 0).
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
-    var expiryEnabled = false
+    var lifecycle = Lifecycle()
     /// A reusable buffer for encoding payloads, so a set allocates nothing once warm.
     #if !DEBUG
     @exclusivity(unchecked)
     #endif
     var scratch: [UInt8] = []
-    /// The cipher stream positioned at the end of the region, for an encrypted store.
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
-    var cipher: CFBStream?
-    /// The meta stamp in the file as of this instance's last load, catch-up or write.
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
-    var observed = MetaStamp(sequence: 0, crcDigest: 0, actualSize: 0) {
-        didSet { publishObserved() }
-    }
-    /// ``observed``, published for reads that check it without the mutex (Store/ObservedStamp.swift).
-    let observedStamp: ObservedStamp
-    /// False while a catch-up runs: it publishes the stamp it caught up to only after it has raised
-    /// the change signal, so that a read that finds the published stamp current finds the signal too.
-    var publishesObserved = true
 
-    /// Why the store is closed, once it is.
-    var closedReason: String?
-    /// The data file's header as loaded.
-    var header: UInt32 = 0
+    /// ``ChangeTracking/observed``, published for reads that check it without the mutex
+    /// (Store/ObservedStamp.swift).
+    let observedStamp: ObservedStamp
+    /// What the last loads found.
+    var findings = LoadFindings()
     /// The lifetime of values set without one, in seconds; 0 is "never" (MMKV's `m_expiredInSeconds`).
     var defaultExpiryDuration: UInt32 = 0
     /// The store's key; it changes only through ``rekey(to:)`` and ``adoptCryptKey(_:)``.
     var cryptKey: CryptKey?
-    /// Changes by other processes noticed and not yet reported.
-    var pendingChanges: [ExternalChange] = []
-    /// What the last load that found damage did about it.
-    var recoveryReport: RecoveryReport?
-    /// What the last load that found writes lost to a crash kept and lost.
-    var crashLossReport: CrashLossReport?
-    /// Whether ``releaseMemory()`` dropped the mirror and index; the next access reloads them.
-    var isMemoryReleased = false {
-        didSet { if isMemoryReleased { observedStamp.withdraw() } else { publishObserved() } }
-    }
-    /// The meta stamp at this instance's last durability point (or open): a close finds nothing
-    /// to flush while the stamp is still this one.
-    var flushedStamp: MetaStamp?
     /// ``Durability/everyWrite``: every write flushes before it returns.
     let flushesEveryWrite: Bool
     /// How many compactions to make room this instance has done (they grow the reserve, FORMAT.md 2.10).
@@ -116,30 +83,26 @@ final class StoreCore {
     /// Where write-backs and catch-ups are counted: the metrics of the first handle in this
     /// process that asked for them (``Configuration/metrics``); nil counts nothing.
     var metrics: StoreMetrics?
-    /// How the last load got its index (the index file, or decoding the log).
-    var indexOutcome = IndexedLoad.Outcome.decoded
-    /// The state the index file describes, as far as this instance knows: the one it last wrote
-    /// or adopted; nil when unknown.
-    var indexFileStamp: MetaStamp?
-    /// Whether gets read through the mapped index file and the data mapping (``MappedOpen``,
-    /// StoreCore+MappedReads.swift); checked first by every get.
-    // Without the dynamic exclusivity check, which every get (mapped or not) would pay: the
-    // open-scaling bench's gets at 10^4 keys.
-    #if !DEBUG
-    @exclusivity(unchecked)
-    #endif
-    var readsThroughMappings = false
-    /// The mapped index file while ``readsThroughMappings``.
-    var mappedFile: MappedIndexFile?
-    /// The plaintext pages of an encrypted store while ``readsThroughMappings``.
-    var decryptedPages: DecryptedPages?
-    /// The live keys while ``readsThroughMappings`` (the mapped file's, changed by the overlay's records).
-    var mappedLiveCount = 0
-    /// Set by a write-back (``commit(_:_:staleEnd:sync:)``): a multi-process write then writes the
-    /// index file for the new state before it releases the lock.
-    var rewroteRegion = false
-    /// Set while a load must not use the index file (a lookup found it damaged).
-    var skipsIndexFileOnce = false
+
+    /// The meta stamp in the file as of this instance's last load, catch-up or write; setting it
+    /// publishes it (``publishObserved()``).
+    var observed: MetaStamp {
+        get { tracking.observed }
+        set {
+            tracking.observed = newValue
+            publishObserved()
+        }
+    }
+
+    /// Whether ``releaseMemory()`` dropped the region; setting it withdraws the published stamp,
+    /// and clearing it publishes the stamp again.
+    var isMemoryReleased: Bool {
+        get { lifecycle.isMemoryReleased }
+        set {
+            lifecycle.isMemoryReleased = newValue
+            if newValue { observedStamp.withdraw() } else { publishObserved() }
+        }
+    }
 
     /// Opens or creates the store and loads it strictly; nothing on disk changes if this throws,
     /// except finishing an interrupted write-back or the size of an interrupted append.
@@ -161,20 +124,23 @@ final class StoreCore {
             location, readOnly: configuration.isReadOnly, multiProcess: configuration.isMultiProcess,
             processLock: configuration.processLock, createsIfMissing: configuration.createsIfMissing)
         let mapped = Self.mappedOpen(files, configuration: configuration, location: location, logger: logger)
-        let loaded = mapped == nil ? try Self.loadPrivately(files, configuration: configuration, logger: logger) : nil
-        self.files = files
+        let privateState =
+            mapped == nil ? try Self.loadPrivately(files, configuration: configuration, logger: logger) : nil
+        self.lifecycle.files = files
         // After the load has sized the files: the stamp's page is mapped only if the meta holds it.
         self.observedStamp = ObservedStamp(page: files.metaStructMapping())
         if let mapped {
             adoptMapped(mapped, files)
             try ensureCheckpoints(files)
-            if flushedStamp == nil { flushedStamp = files.metaStamp() }
-        } else if let loaded {
-            try adopt(loaded, files)
+            if tracking.flushedStamp == nil { tracking.flushedStamp = files.metaStamp() }
+        } else if let privateState {
+            try adopt(privateState, files)
             try ensureCheckpoints(files)
-            if loaded.indexOutcome == .decoded { writeIndexFileIfStale(files) }
+            if privateState.indexOutcome == .decoded { writeIndexFileIfStale(files) }
             // What the open found counts as flushed, unless it stored a repair of the meta's size.
-            if flushedStamp == nil, loaded.region.repair == nil { flushedStamp = files.metaStamp() }
+            if tracking.flushedStamp == nil, privateState.region.repair == nil {
+                tracking.flushedStamp = files.metaStamp()
+            }
         }
         try systemCall { () throws(SystemError) in
             try files.lock.unlock(configuration.isReadOnly ? .shared : .exclusive)
@@ -182,9 +148,9 @@ final class StoreCore {
         logger.debug(
             "opened store",
             metadata: [
-                "id": "\(location.id)", "readsThroughMappings": "\(readsThroughMappings)",
+                "id": "\(location.id)", "readsThroughMappings": "\(mappedReads.isActive)",
                 "actualSize": "\(actualSize)",
-                "fileSize": "\(files.dataFileSize)", "sequence": "\(meta.sequence)",
+                "fileSize": "\(files.dataFileSize)", "sequence": "\(loaded.meta.sequence)",
                 "multiProcess": "\(isMultiProcess)",
             ])
     }
@@ -236,36 +202,30 @@ final class StoreCore {
     func adopt(_ state: StoreLoader.LoadedState, _ files: StoreFiles) throws(MappedKVError) {
         dropMappedReads(files)  // a loaded state is a private one
         noteIndexOutcome(state)
-        meta = state.region.meta
-        header = state.region.header
-        mirror = state.region.plain
-        index = state.region.index
-        recordCount = state.region.recordCount
-        cipher = state.region.cipher
-        expiryEnabled = state.region.expiryEnabled
+        loaded = LoadedRegion(state.region)
         observed = state.stamp
         isMemoryReleased = false
-        if let report = state.recovery { recoveryReport = report }
-        if let report = state.crashLoss { crashLossReport = report }
+        if let report = state.recovery { findings.recovery = report }
+        if let report = state.crashLoss { findings.crashLoss = report }
         if state.needsRewrite { try writeRecovery(files) }
     }
 
     /// Publishes ``observed`` unless a catch-up is under way or the memory is released.
     func publishObserved() {
-        if publishesObserved && !isMemoryReleased { observedStamp.publish(observed) }
+        if tracking.publishesObserved && !isMemoryReleased { observedStamp.publish(observed) }
     }
 
     /// Closes the files; later calls fail with ``MappedKVError/closed(_:)``.
     func close() {
         closeDurably()
-        if let files { writeIndexFileIfStale(files) }
-        dropMappedReads(files)
-        files?.close()
-        files = nil
+        if let files = lifecycle.files { writeIndexFileIfStale(files) }
+        dropMappedReads(lifecycle.files)
+        lifecycle.files?.close()
+        lifecycle.files = nil
         observedStamp.withdraw()
-        closedReason = "store '\(location.id)' was closed: open it again to use it"
-        mirror = []
-        index = KeyIndex()
+        lifecycle.closedReason = "store '\(location.id)' was closed: open it again to use it"
+        loaded.mirror = []
+        loaded.index = KeyIndex()
     }
 
     // MARK: State checks
@@ -273,7 +233,9 @@ final class StoreCore {
     /// The open files, or the reason the store is closed.
     @discardableResult
     func openFiles() throws(MappedKVError) -> StoreFiles {
-        guard let files else { throw .closed(closedReason ?? "store '\(location.id)' was closed") }
+        guard let files = lifecycle.files else {
+            throw .closed(lifecycle.closedReason ?? "store '\(location.id)' was closed")
+        }
         return files
     }
 
@@ -287,20 +249,20 @@ final class StoreCore {
     /// Closes the files after an I/O failure left them in an unknown state, so nothing writes on top.
     func poison(_ error: MappedKVError) -> MappedKVError {
         logger.error("store failed; closing it", metadata: ["id": "\(location.id)", "error": "\(error)"])
-        files?.close()
-        files = nil
-        closedReason = "store '\(location.id)' was closed after an I/O failure (\(error)): open it again"
+        lifecycle.files?.close()
+        lifecycle.files = nil
+        lifecycle.closedReason = "store '\(location.id)' was closed after an I/O failure (\(error)): open it again"
         return error
     }
 
     /// Whether an I/O failure closed the store.
-    var isClosedAfterFailure: Bool { files == nil }
+    var isClosedAfterFailure: Bool { lifecycle.files == nil }
 
-    var dataFileSize: Int { files?.dataFileSize ?? 0 }
+    var dataFileSize: Int { lifecycle.files?.dataFileSize ?? 0 }
     /// The open data file's device and inode.
-    var fileIdentity: FileIdentity? { files?.identity }
+    var fileIdentity: FileIdentity? { lifecycle.files?.identity }
     /// Whether a new open of the same path may share this instance: its files are open (not
     /// closed after an I/O failure) and the data file was not deleted.
-    var isShareable: Bool { files?.isLinked ?? false }
-    var actualSize: Int { readsThroughMappings ? Int(observed.actualSize) : mirror.count }
+    var isShareable: Bool { lifecycle.files?.isLinked ?? false }
+    var actualSize: Int { mappedReads.isActive ? Int(observed.actualSize) : loaded.mirror.count }
 }

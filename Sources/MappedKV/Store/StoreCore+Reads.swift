@@ -197,7 +197,7 @@ extension StoreCore {
         try prepareRead()
         let holderBytes = Array(mirror.prefix(holderLength))
         return StoreInfo(
-            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: meta,
+            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: StoreMeta(meta),
             fileSize: dataFileSize, actualSize: actualSize, keyCount: try count(), recordCount: recordCount,
             holder: holderBytes, header: header)
     }

@@ -1,30 +1,31 @@
 /// A read position in a borrowed byte buffer, with bounds-checked readers for MMKV's primitives.
 ///
 /// Every read either succeeds or throws ``FormatError``; it never reads outside `bytes`.
-public struct ByteCursor {
+@usableFromInline
+package struct ByteCursor {
     /// The bytes being read.
-    public let bytes: UnsafeRawBufferPointer
+    @usableFromInline package let bytes: UnsafeRawBufferPointer
     /// The offset of the next byte to read.
-    public var position: Int
+    @usableFromInline package var position: Int
 
     /// Creates a cursor at `position` in `bytes`.
     @inlinable
-    public init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
+    package init(_ bytes: UnsafeRawBufferPointer, position: Int = 0) {
         self.bytes = bytes
         self.position = position
     }
 
     /// Whether every byte has been read.
     @inlinable
-    public var isAtEnd: Bool { position >= bytes.count }
+    package var isAtEnd: Bool { position >= bytes.count }
 
     /// The number of bytes left to read.
     @inlinable
-    public var remaining: Int { bytes.count - position }
+    package var remaining: Int { bytes.count - position }
 
     /// Reads a varint of up to 10 bytes as a 64-bit value.
     @inlinable
-    public mutating func readVarint64() throws(FormatError) -> UInt64 {
+    package mutating func readVarint64() throws(FormatError) -> UInt64 {
         let start = position
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -41,7 +42,7 @@ public struct ByteCursor {
 
     /// Reads a varint and keeps its low 32 bits, as MMKV's `readRawVarint32` does.
     @inlinable
-    public mutating func readVarint32() throws(FormatError) -> UInt32 {
+    package mutating func readVarint32() throws(FormatError) -> UInt32 {
         UInt32(truncatingIfNeeded: try readVarint64())
     }
 
@@ -50,7 +51,7 @@ public struct ByteCursor {
     /// MMKV keeps only the low 32 bits of a longer varint; MMKV never writes one, so a value above
     /// `Int32.max` is rejected here as damage rather than truncated into a plausible length.
     @inlinable
-    public mutating func readLength() throws(FormatError) -> Int {
+    package mutating func readLength() throws(FormatError) -> Int {
         let start = position
         let raw = try readVarint64()
         let asInt32 = Int32(truncatingIfNeeded: raw)
@@ -62,7 +63,7 @@ public struct ByteCursor {
 
     /// Reads `count` raw bytes.
     @inlinable
-    public mutating func readBytes(_ count: Int) throws(FormatError) -> UnsafeRawBufferPointer {
+    package mutating func readBytes(_ count: Int) throws(FormatError) -> UnsafeRawBufferPointer {
         guard count >= 0, count <= remaining else { throw .truncated(offset: position) }
         let slice = UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
         position += count
@@ -71,7 +72,7 @@ public struct ByteCursor {
 
     /// Reads a little-endian fixed-width integer.
     @inlinable
-    public mutating func readLittleEndian<T: FixedWidthInteger>(_: T.Type) throws(FormatError) -> T {
+    package mutating func readLittleEndian<T: FixedWidthInteger>(_: T.Type) throws(FormatError) -> T {
         let size = MemoryLayout<T>.size
         guard size <= remaining else { throw .truncated(offset: position) }
         let value = bytes.loadUnaligned(fromByteOffset: position, as: T.self)

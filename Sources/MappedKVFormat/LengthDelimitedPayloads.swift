@@ -73,7 +73,7 @@ extension String: PayloadArrayElement {
 extension ByteCursor {
     /// Reads `varint(length)` and that many bytes as UTF-8.
     @inlinable
-    public mutating func readString() throws(FormatError) -> String {
+    package mutating func readString() throws(FormatError) -> String {
         let length = try readLength()
         let bytes = try readBytes(length)
         guard let string = UTF8Check.string(validating: bytes) else { throw .invalidUTF8 }

@@ -1,13 +1,13 @@
 /// The 16-byte AES-CFB initialization vector stored in the meta file.
-public struct InitializationVector: Equatable, Hashable, Sendable {
+package struct InitializationVector: Equatable, Hashable, Sendable {
     /// The vector's bytes.
-    public var bytes: [UInt8]
+    package var bytes: [UInt8]
 
     /// The all-zero vector of a fresh meta file.
-    public static let zero = InitializationVector(unchecked: [UInt8](repeating: 0, count: 16))
+    package static let zero = InitializationVector(unchecked: [UInt8](repeating: 0, count: 16))
 
     /// Creates a vector from exactly 16 bytes, or nil for any other length.
-    public init?(_ bytes: [UInt8]) {
+    package init?(_ bytes: [UInt8]) {
         guard bytes.count == 16 else { return nil }
         self.bytes = bytes
     }
@@ -16,95 +16,97 @@ public struct InitializationVector: Equatable, Hashable, Sendable {
 }
 
 /// The format level recorded in the meta file (`MMKVVersion`, docs/FORMAT.md section 3.2).
-public struct MetaVersion: RawRepresentable, Comparable, Hashable, Sendable, CustomStringConvertible {
+package struct MetaVersion: RawRepresentable, Comparable, Hashable, Sendable, CustomStringConvertible {
     /// The stored number.
-    public var rawValue: UInt32
+    package var rawValue: UInt32
     /// Creates a version from its stored number.
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// A fresh or zeroed meta: the actual size comes from the data file's header.
-    public static let `default` = MetaVersion(rawValue: 0)
+    package static let `default` = MetaVersion(rawValue: 0)
     /// The sequence is maintained.
-    public static let sequence = MetaVersion(rawValue: 1)
+    package static let sequence = MetaVersion(rawValue: 1)
     /// The IV field holds a random IV.
-    public static let randomIV = MetaVersion(rawValue: 2)
+    package static let randomIV = MetaVersion(rawValue: 2)
     /// `actualSize` and `lastConfirmed` are authoritative.
-    public static let actualSize = MetaVersion(rawValue: 3)
+    package static let actualSize = MetaVersion(rawValue: 3)
     /// `flags` is valid. Every MMKV 2.4.2 write raises the version to at least this.
-    public static let flag = MetaVersion(rawValue: 4)
+    package static let flag = MetaVersion(rawValue: 4)
     /// The first value MMKV treats as invalid.
-    public static let firstInvalid = MetaVersion(rawValue: 7)
+    package static let firstInvalid = MetaVersion(rawValue: 7)
 
     /// Versions are ordered by their number.
-    public static func < (lhs: MetaVersion, rhs: MetaVersion) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: MetaVersion, rhs: MetaVersion) -> Bool { lhs.rawValue < rhs.rawValue }
     /// The version number.
-    public var description: String { String(rawValue) }
+    package var description: String { String(rawValue) }
 }
 
 /// Bits of the meta file's `flags` field.
-public struct MetaFlags: OptionSet, Hashable, Sendable {
+package struct MetaFlags: OptionSet, Hashable, Sendable {
     /// The stored bits.
-    public var rawValue: UInt64
+    package var rawValue: UInt64
     /// Creates flags from stored bits.
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    package init(rawValue: UInt64) { self.rawValue = rawValue }
     /// Every value carries a 4-byte expiry time (`EnableKeyExipre`).
-    public static let keyExpiry = MetaFlags(rawValue: 1)
+    package static let keyExpiry = MetaFlags(rawValue: 1)
 }
 
 /// The 112-byte `MMKVMetaInfo` struct at offset 0 of the `.crc` file (docs/FORMAT.md section 3).
 ///
 /// All integers are little-endian. The struct is parsed and serialized field by field; it never
 /// depends on the host's struct layout.
-public struct MetaInfo: Equatable, Sendable {
+@usableFromInline
+package struct MetaInfo: Equatable, Sendable {
     /// The size of the struct in the file.
-    public static let size = 112
+    @usableFromInline package static let size = 112
 
     /// Byte offsets of the fields.
-    public enum Offset {
+    @usableFromInline
+    package enum Offset {
         /// `m_crcDigest`, u32.
-        public static let crcDigest = 0
+        @usableFromInline package static let crcDigest = 0
         /// `m_version`, u32.
-        public static let version = 4
+        package static let version = 4
         /// `m_sequence`, u32.
-        public static let sequence = 8
+        @usableFromInline package static let sequence = 8
         /// `m_vector`, 16 bytes.
-        public static let iv = 12
+        package static let iv = 12
         /// `m_actualSize`, u32.
-        public static let actualSize = 28
+        @usableFromInline package static let actualSize = 28
         /// `lastConfirmed.lastActualSize`, u32.
-        public static let lastConfirmedActualSize = 32
+        package static let lastConfirmedActualSize = 32
         /// `lastConfirmed.lastCRCDigest`, u32.
-        public static let lastConfirmedCRC = 36
+        package static let lastConfirmedCRC = 36
         /// `lastConfirmed._reserved`, 64 bytes.
-        public static let reserved = 40
+        package static let reserved = 40
         /// `m_flags`, u64.
-        public static let flags = 104
+        package static let flags = 104
     }
 
     /// CRC-32 of the data region `[4, 4 + actualSize)`, over ciphertext if encrypted.
-    public var crcDigest: UInt32 = 0
+    package var crcDigest: UInt32 = 0
     /// The stored format level.
-    public var version: MetaVersion = .default
+    package var version: MetaVersion = .default
     /// The count of full write-backs, clears and other whole-file changes.
-    public var sequence: UInt32 = 0
+    package var sequence: UInt32 = 0
     /// The AES-CFB IV, valid when the version is at least ``MetaVersion/randomIV``.
-    public var iv: InitializationVector = .zero
+    package var iv: InitializationVector = .zero
     /// Bytes used in the data region, authoritative from ``MetaVersion/actualSize``.
-    public var actualSize: UInt32 = 0
+    package var actualSize: UInt32 = 0
     /// `actualSize` at the last sequence increment.
-    public var lastConfirmedActualSize: UInt32 = 0
+    package var lastConfirmedActualSize: UInt32 = 0
     /// The CRC at the last sequence increment.
-    public var lastConfirmedCRC: UInt32 = 0
+    package var lastConfirmedCRC: UInt32 = 0
     /// Reserved bytes, kept as found.
-    public var reserved: [UInt8] = [UInt8](repeating: 0, count: 64)
+    package var reserved: [UInt8] = [UInt8](repeating: 0, count: 64)
     /// Flag bits, meaningful from ``MetaVersion/flag``.
-    public var flags: MetaFlags = []
+    package var flags: MetaFlags = []
 
     /// The all-zero meta of a brand-new file.
-    public init() {}
+    package init() {}
 
     /// Parses the first 112 bytes of `bytes`.
-    public init(parsing bytes: UnsafeRawBufferPointer) throws(FormatError) {
+    package init(parsing bytes: UnsafeRawBufferPointer) throws(FormatError) {
         guard bytes.count >= Self.size else { throw .metaTooShort(length: bytes.count) }
         func u32(_ offset: Int) -> UInt32 {
             UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
@@ -122,12 +124,12 @@ public struct MetaInfo: Equatable, Sendable {
     }
 
     /// Parses the first 112 bytes of `bytes`.
-    public init(parsing bytes: [UInt8]) throws(FormatError) {
+    package init(parsing bytes: [UInt8]) throws(FormatError) {
         self = try bytes.withRawBytes { (raw) throws(FormatError) in try MetaInfo(parsing: raw) }
     }
 
     /// Writes all 112 bytes to `destination`, which must hold at least ``size`` bytes.
-    public func write(to destination: UnsafeMutableRawBufferPointer) {
+    package func write(to destination: UnsafeMutableRawBufferPointer) {
         precondition(destination.count >= Self.size, "meta destination too small")
         func put32(_ value: UInt32, _ offset: Int) {
             destination.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
@@ -144,7 +146,7 @@ public struct MetaInfo: Equatable, Sendable {
     }
 
     /// The 112 serialized bytes.
-    public var serialized: [UInt8] {
+    package var serialized: [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.size)
         bytes.withUnsafeMutableBytes { write(to: $0) }
         return bytes
@@ -152,7 +154,7 @@ public struct MetaInfo: Equatable, Sendable {
 
     /// The meta as MMKV interprets it on a read-write load (section 3.2): an invalid version
     /// (7 or more) reads as version 3 without flags, and flags below version 4 are ignored.
-    public var normalized: MetaInfo {
+    package var normalized: MetaInfo {
         var meta = self
         if meta.version >= .firstInvalid {
             meta.version = .actualSize
@@ -165,10 +167,10 @@ public struct MetaInfo: Equatable, Sendable {
     }
 
     /// Whether MMKV would take `actualSize` from this meta rather than from the data file's header.
-    public var holdsActualSize: Bool { version >= .actualSize }
+    package var holdsActualSize: Bool { version >= .actualSize }
 
     /// How a meta update must reach the file.
-    public enum UpdateWrite: Equatable, Sendable {
+    package enum UpdateWrite: Equatable, Sendable {
         /// Only the CRC (offset 0) and `actualSize` (offset 28) changed.
         case crcAndSizeOnly
         /// The whole struct must be written.
@@ -182,7 +184,7 @@ public struct MetaInfo: Equatable, Sendable {
     ///   - crc: the CRC of the new region.
     ///   - newIV: a new IV, when the region was re-encrypted from position 0.
     ///   - increasesSequence: true for full write-backs, clears and other whole-file changes.
-    public mutating func update(
+    package mutating func update(
         actualSize: UInt32, crc: UInt32, iv newIV: InitializationVector? = nil, increasesSequence: Bool
     ) -> UpdateWrite {
         crcDigest = crc

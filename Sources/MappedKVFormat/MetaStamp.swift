@@ -2,16 +2,17 @@
 ///
 /// Comparing the stamp in the shared meta mapping with the last one seen is how a process notices
 /// other processes' writes (docs/FORMAT.md 6.3).
-public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible {
+@usableFromInline
+package struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// `m_sequence`: changes on every resize, rewrite, clear and other whole-file change.
-    public var sequence: UInt32
+    @usableFromInline package var sequence: UInt32
     /// `m_crcDigest`: changes on every append.
-    public var crcDigest: UInt32
+    @usableFromInline package var crcDigest: UInt32
     /// `m_actualSize`: changes on every append.
-    public var actualSize: UInt32
+    @usableFromInline package var actualSize: UInt32
 
     /// A stamp from its fields.
-    public init(sequence: UInt32, crcDigest: UInt32, actualSize: UInt32) {
+    package init(sequence: UInt32, crcDigest: UInt32, actualSize: UInt32) {
         self.sequence = sequence
         self.crcDigest = crcDigest
         self.actualSize = actualSize
@@ -19,7 +20,7 @@ public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible 
 
     /// Reads the stamp from a stored meta struct (at least 112 bytes) without parsing the rest.
     @inlinable
-    public init(stored bytes: UnsafeRawBufferPointer) {
+    package init(stored bytes: UnsafeRawBufferPointer) {
         sequence = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.sequence, as: UInt32.self))
         crcDigest = UInt32(
             littleEndian: bytes.loadUnaligned(fromByteOffset: MetaInfo.Offset.crcDigest, as: UInt32.self))
@@ -28,10 +29,10 @@ public struct MetaStamp: Equatable, Hashable, Sendable, CustomStringConvertible 
     }
 
     /// The three fields, e.g. `seq 1 crc 0 size 0`.
-    public var description: String { "seq \(sequence) crc \(crcDigest) size \(actualSize)" }
+    @usableFromInline package var description: String { "seq \(sequence) crc \(crcDigest) size \(actualSize)" }
 }
 
 extension MetaInfo {
     /// This meta's sequence, CRC and actual size as stored.
-    public var stamp: MetaStamp { MetaStamp(sequence: sequence, crcDigest: crcDigest, actualSize: actualSize) }
+    package var stamp: MetaStamp { MetaStamp(sequence: sequence, crcDigest: crcDigest, actualSize: actualSize) }
 }

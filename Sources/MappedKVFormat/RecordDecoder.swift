@@ -1,19 +1,19 @@
 /// Where one record sits in a data region; every offset is relative to the region's first byte.
-public struct RecordLocation: Equatable, Sendable {
+package struct RecordLocation: Equatable, Sendable {
     /// The offset of the record's first byte.
-    public var start: Int
+    package var start: Int
     /// The offset of the key's first byte.
-    public var keyStart: Int
+    package var keyStart: Int
     /// The key length in bytes.
-    public var keyLength: Int
+    package var keyLength: Int
     /// The offset of the value's first byte.
-    public var valueStart: Int
+    package var valueStart: Int
     /// The value length in bytes; zero marks a deletion.
-    public var valueLength: Int
+    package var valueLength: Int
 
     /// Creates a location from its offsets.
     @inlinable
-    public init(start: Int, keyStart: Int, keyLength: Int, valueStart: Int, valueLength: Int) {
+    package init(start: Int, keyStart: Int, keyLength: Int, valueStart: Int, valueLength: Int) {
         self.start = start
         self.keyStart = keyStart
         self.keyLength = keyLength
@@ -22,29 +22,29 @@ public struct RecordLocation: Equatable, Sendable {
     }
 
     /// Whether this record deletes its key.
-    @inlinable public var isDeletion: Bool { valueLength == 0 }
+    @inlinable package var isDeletion: Bool { valueLength == 0 }
     /// The offset just past the record.
-    @inlinable public var end: Int { valueStart + valueLength }
+    @inlinable package var end: Int { valueStart + valueLength }
     /// The key's byte range.
-    @inlinable public var keyRange: Range<Int> { keyStart..<(keyStart + keyLength) }
+    @inlinable package var keyRange: Range<Int> { keyStart..<(keyStart + keyLength) }
     /// The value's byte range.
-    @inlinable public var valueRange: Range<Int> { valueStart..<(valueStart + valueLength) }
+    @inlinable package var valueRange: Range<Int> { valueStart..<(valueStart + valueLength) }
 }
 
 /// What a pass of ``RecordDecoder`` found.
-public struct DecodeSummary: Equatable, Sendable {
+package struct DecodeSummary: Equatable, Sendable {
     /// The offset just past the last record (or holder, or skipped zero byte) that decoded.
-    public var validEnd: Int
+    package var validEnd: Int
     /// How many records decoded, deletions included.
-    public var recordCount: Int
+    package var recordCount: Int
     /// How many zero-length keys were skipped.
-    public var skippedEmptyKeys: Int
+    package var skippedEmptyKeys: Int
     /// Why decoding stopped before the end, or nil if it reached the end.
-    public var error: FormatError?
+    package var error: FormatError?
 
     /// Creates a summary.
     @inlinable
-    public init(validEnd: Int, recordCount: Int, skippedEmptyKeys: Int, error: FormatError?) {
+    package init(validEnd: Int, recordCount: Int, skippedEmptyKeys: Int, error: FormatError?) {
         self.validEnd = validEnd
         self.recordCount = recordCount
         self.skippedEmptyKeys = skippedEmptyKeys
@@ -52,7 +52,7 @@ public struct DecodeSummary: Equatable, Sendable {
     }
 
     /// Whether the whole range decoded.
-    public var isComplete: Bool { error == nil }
+    package var isComplete: Bool { error == nil }
 }
 
 /// Walks the records of a data region as MMKV's `decodeOneMap` does (docs/FORMAT.md section 2.6).
@@ -60,12 +60,12 @@ public struct DecodeSummary: Equatable, Sendable {
 /// The decoder reports every record it can parse, in file order, and stops at the first error.
 /// A *strict* load discards everything when ``DecodeSummary/error`` is set; a *greedy* load keeps
 /// the records reported before it.
-public enum RecordDecoder {
+package enum RecordDecoder {
     /// Decodes `region[start...]`, reading and skipping the item-size holder first if `skipsHolder`.
     ///
     /// `visit` is called once per decoded record, deletions included, in file order.
     @inlinable
-    public static func decode(
+    package static func decode(
         _ region: UnsafeRawBufferPointer,
         from start: Int = 0,
         skipsHolder: Bool,

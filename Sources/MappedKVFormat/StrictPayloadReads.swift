@@ -8,7 +8,7 @@ extension ByteCursor {
     /// Reads the single varint a number or bool payload holds: a non-empty payload that is one varint
     /// of at most 64 bits, with no bytes after it.
     @inlinable
-    public mutating func readWholeVarint(expected: @autoclosure () -> String) throws(FormatError) -> UInt64 {
+    package mutating func readWholeVarint(expected: @autoclosure () -> String) throws(FormatError) -> UInt64 {
         guard !isAtEnd else { throw .emptyPayload }
         let start = position
         let value = try readVarint64()
@@ -22,7 +22,7 @@ extension ByteCursor {
 
     /// Reads `varint(n)` and the n bytes after it, which must be exactly the rest of the payload.
     @inlinable
-    public mutating func readWholeLengthDelimited(
+    package mutating func readWholeLengthDelimited(
         expected: @autoclosure () -> String
     ) throws(FormatError) -> UnsafeRawBufferPointer {
         let length = try readLength()
@@ -35,7 +35,7 @@ extension ByteCursor {
 
     /// Throws unless every byte has been read.
     @inlinable
-    public func expectEnd(expected: @autoclosure () -> String) throws(FormatError) {
+    package func expectEnd(expected: @autoclosure () -> String) throws(FormatError) {
         guard isAtEnd else {
             throw .payloadMismatch(expected: expected(), found: "\(remaining) more bytes after the value")
         }

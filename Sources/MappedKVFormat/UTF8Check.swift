@@ -1,8 +1,9 @@
 /// Tells whether bytes are well-formed UTF-8, eight ASCII bytes at a time.
-public enum UTF8Check {
+@usableFromInline
+package enum UTF8Check {
     /// Whether every byte of `bytes` is ASCII.
     @inlinable
-    public static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while bytes.count - offset >= 8 {
             if bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
@@ -19,13 +20,13 @@ public enum UTF8Check {
 
     /// Whether `bytes` are well-formed UTF-8.
     @inlinable
-    public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         isASCII(bytes) || string(validating: bytes) != nil
     }
 
     /// The string `bytes` encode, or nil if they are not well-formed UTF-8.
     @inlinable
-    public static func string(validating bytes: UnsafeRawBufferPointer) -> String? {
+    package static func string(validating bytes: UnsafeRawBufferPointer) -> String? {
         bytes.withMemoryRebound(to: UInt8.self) { buffer in
             // ASCII is valid UTF-8, and decoding it takes String's fastest path; anything else is
             // checked strictly (decoding would repair it instead).

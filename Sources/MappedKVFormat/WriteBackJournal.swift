@@ -10,23 +10,23 @@
 /// Layout (little-endian): magic `MKVWB001`, base sequence u32, base CRC u32, base size u32,
 /// file size u64, the 112-byte new meta, region length u32, the region, then a CRC-32 of all
 /// preceding bytes.
-public struct WriteBackJournal: Equatable, Sendable {
+package struct WriteBackJournal: Equatable, Sendable {
     /// The first 8 bytes of every journal.
-    public static let magic: [UInt8] = Array("MKVWB001".utf8)
+    package static let magic: [UInt8] = Array("MKVWB001".utf8)
     /// The bytes around the region: magic, base stamp, file size, meta, region length, trailing CRC.
-    public static let overhead = 8 + 12 + 8 + MetaInfo.size + 4 + 4
+    package static let overhead = 8 + 12 + 8 + MetaInfo.size + 4 + 4
 
     /// The stamp of the meta the write-back replaces.
-    public var base: MetaStamp
+    package var base: MetaStamp
     /// The data file's size after the write-back.
-    public var fileSize: UInt64
+    package var fileSize: UInt64
     /// The meta after the write-back.
-    public var meta: MetaInfo
+    package var meta: MetaInfo
     /// The new data region exactly as stored (encrypted for an encrypted store).
-    public var region: [UInt8]
+    package var region: [UInt8]
 
     /// A journal for a write-back from `base` to `meta`.
-    public init(base: MetaStamp, fileSize: UInt64, meta: MetaInfo, region: [UInt8]) {
+    package init(base: MetaStamp, fileSize: UInt64, meta: MetaInfo, region: [UInt8]) {
         self.base = base
         self.fileSize = fileSize
         self.meta = meta
@@ -34,10 +34,10 @@ public struct WriteBackJournal: Equatable, Sendable {
     }
 
     /// The sequence stored in the meta while the region is being rewritten.
-    public var markerSequence: UInt32 { base.sequence &+ 1 }
+    package var markerSequence: UInt32 { base.sequence &+ 1 }
 
     /// The stored form.
-    public var serialized: [UInt8] {
+    package var serialized: [UInt8] {
         var bytes = Self.magic
         bytes.reserveCapacity(Self.overhead + region.count)
         func put32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -53,7 +53,7 @@ public struct WriteBackJournal: Equatable, Sendable {
     }
 
     /// Parses a stored journal; nil if it is incomplete or damaged (a write that never finished).
-    public init?(parsing bytes: [UInt8]) {
+    package init?(parsing bytes: [UInt8]) {
         guard bytes.count >= Self.overhead, bytes.starts(with: Self.magic) else { return nil }
         let parsed: WriteBackJournal? = bytes.withUnsafeBytes { raw in
             func u32(_ offset: Int) -> UInt32 {

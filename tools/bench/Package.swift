@@ -29,14 +29,26 @@ let package = Package(
         ),
         // glibc's heap statistics (mallinfo2), for the memory an index holds.
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        // MappedKVFormat's CRC32.update, which is `package`: the root package's Sources/CCRC32,
+        // linked into Sources/CBenchCRC32 and compiled under other names, and zlib.
+        .target(
+            name: "CBenchCRC32",
+            cSettings: [
+                .define("mkv_crc32_fold_available", to: "bench_crc32_fold_available"),
+                .define("mkv_crc32_fold_width", to: "bench_crc32_fold_width"),
+                .define("mkv_crc32_fold_limited", to: "bench_crc32_fold_limited"),
+                .define("mkv_crc32_fold", to: "bench_crc32_fold"),
+            ],
+            linkerSettings: [.linkedLibrary("z")]
+        ),
         .executableTarget(
             name: "mappedkv-peers",
             dependencies: [
+                "CBenchCRC32",
                 "CMalloc",
                 "CSQLite",
                 "CLMDB",
                 .product(name: "MappedKV", package: "MappedKV"),
-                .product(name: "MappedKVFormat", package: "MappedKV"),
                 .product(name: "MappedKVCache", package: "MappedKV"),
                 .product(name: "MappedKVCollections", package: "MappedKV"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,5 +1,3 @@
-import MappedKVFormat
-
 /// What ``StoreInspector`` found in a store's files. Reading it changes nothing on disk.
 public struct InspectionReport: Sendable, Equatable {
     /// The store's file paths.
@@ -9,7 +7,7 @@ public struct InspectionReport: Sendable, Equatable {
     /// The meta file's size in bytes.
     public var metaFileSize: Int
     /// The meta struct as stored, or nil if the meta file is shorter than 112 bytes.
-    public var storedMeta: MetaInfo?
+    public var storedMeta: StoreMeta?
     /// The data file's 4-byte header.
     public var header: UInt32
     /// The used size MMKV would load (from the meta from version 3, else the header).
@@ -23,7 +21,7 @@ public struct InspectionReport: Sendable, Equatable {
     /// The item-size holder's bytes.
     public var holder: [UInt8]
     /// The decoder's pass over the region, when the size is valid.
-    public var decode: DecodeSummary?
+    public var decode: RegionDecodeSummary?
     /// Live keys after the decode.
     public var liveKeyCount: Int
     /// Deletion records in the region.
@@ -42,7 +40,7 @@ public struct InspectionReport: Sendable, Equatable {
     /// Whether sizes, CRC and decoding all check out.
     public var isSound: Bool { problem == nil }
     /// Whether the CRC of the region matches the meta.
-    public var crcIsValid: Bool { computedCRC != nil && computedCRC == storedMeta?.normalized.crcDigest }
+    public var crcIsValid: Bool { computedCRC != nil && computedCRC == storedMeta?.crcDigest }
     /// Data file bytes per live byte (1 would be a file holding only live records).
     public var spaceAmplification: Double { Double(dataFileSize) / Double(max(liveBytes, 1)) }
 }

@@ -1,5 +1,3 @@
-import MappedKVFormat
-
 /// A snapshot of a store's file-level state, as ``MappedKV/info()`` reports it.
 public struct StoreInfo: Sendable, Equatable {
     /// The store's ID.
@@ -9,7 +7,7 @@ public struct StoreInfo: Sendable, Equatable {
     /// The meta file's path.
     public var metaPath: String
     /// The meta as this instance last wrote or verified it (MMKV's version rules applied).
-    public var meta: MetaInfo
+    public var meta: StoreMeta
     /// The data file's size.
     public var fileSize: Int
     /// The used size of the data region.

@@ -60,10 +60,10 @@ public enum StoreInspector {
         let metaBytes = metaFile ?? []
         let storedMeta: MetaInfo? = metaBytes.isEmpty ? MetaInfo() : (try? MetaInfo(parsing: metaBytes))
         var report = InspectionReport(
-            location: location, dataFileSize: data.count, metaFileSize: metaBytes.count, storedMeta: storedMeta,
-            header: 0, actualSize: 0, lengthIsValid: false, computedCRC: nil, lastConfirmedIsValid: false,
-            holder: [], decode: nil, liveKeyCount: 0, deletionRecordCount: 0, supersededRecordCount: 0,
-            liveBytes: 0, problem: nil)
+            location: location, dataFileSize: data.count, metaFileSize: metaBytes.count,
+            storedMeta: storedMeta.map(StoreMeta.init), header: 0, actualSize: 0, lengthIsValid: false,
+            computedCRC: nil, lastConfirmedIsValid: false, holder: [], decode: nil, liveKeyCount: 0,
+            deletionRecordCount: 0, supersededRecordCount: 0, liveBytes: 0, problem: nil)
         if dataFile == nil { report.problem = "data file is missing" }
         if metaFile == nil { report.problem = report.problem ?? "meta file is missing" }
         if dataFile != nil && metaFile != nil {
@@ -183,7 +183,7 @@ public enum StoreInspector {
             }
         }
         report.holder = Array(region.prefix(ItemSizeHolder.length(in: region) ?? 0))
-        report.decode = summary
+        report.decode = RegionDecodeSummary(summary)
         report.liveKeyCount = live.count
         report.deletionRecordCount = deletions
         report.supersededRecordCount = records - deletions - live.count

@@ -197,7 +197,7 @@ extension StoreCore {
         try prepareRead()
         let holderBytes = Array(loaded.mirror.prefix(holderLength))
         return StoreInfo(
-            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: loaded.meta,
+            id: location.id, dataPath: location.dataPath, metaPath: location.metaPath, meta: StoreMeta(loaded.meta),
             fileSize: dataFileSize, actualSize: actualSize, keyCount: try count(), recordCount: loaded.recordCount,
             holder: holderBytes, header: loaded.header)
     }

@@ -47,13 +47,13 @@ enum InspectionText {
         ]
         if let meta = report.storedMeta {
             lines += [
-                ("version", "\(meta.version.rawValue)"),
+                ("version", "\(meta.version)"),
                 ("sequence", "\(meta.sequence)"),
                 ("crc", hex32(meta.crcDigest)),
                 ("lastConfirmedActualSize", "\(meta.lastConfirmedActualSize)"),
                 ("lastConfirmedCRC", hex32(meta.lastConfirmedCRC)),
-                ("flags", "0x" + String(meta.flags.rawValue, radix: 16)),
-                ("iv", Hex.encode(meta.iv.bytes)),
+                ("flags", "0x" + String(meta.flags, radix: 16)),
+                ("iv", Hex.encode(meta.iv)),
             ]
         } else {
             lines.append(("meta", "unreadable"))

@@ -47,13 +47,13 @@ enum VerificationText {
         ]
         if let meta = report.storedMeta {
             lines.append(
-                "meta: version \(meta.version.rawValue), sequence \(meta.sequence), flags \(meta.flags.rawValue)")
+                "meta: version \(meta.version), sequence \(meta.sequence), flags \(meta.flags)")
             lines.append(
                 "actual size: \(report.actualSize) (\(report.lengthIsValid ? "fits the file" : "does NOT fit the file"))"
             )
             let computed = report.computedCRC.map(InspectionText.hex32) ?? "-"
             lines.append(
-                "crc: stored \(InspectionText.hex32(meta.normalized.crcDigest)), computed \(computed) (\(report.crcIsValid ? "match" : "MISMATCH"))"
+                "crc: stored \(InspectionText.hex32(meta.crcDigest)), computed \(computed) (\(report.crcIsValid ? "match" : "MISMATCH"))"
             )
             lines.append(
                 "last confirmed: size \(meta.lastConfirmedActualSize), crc \(InspectionText.hex32(meta.lastConfirmedCRC)) (\(report.lastConfirmedIsValid ? "valid" : "not valid"))"

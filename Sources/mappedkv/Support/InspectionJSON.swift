@@ -49,10 +49,10 @@ enum InspectionSummary {
         if let stored = report.storedMeta {
             meta =
                 [
-                    "version": Int(stored.version.rawValue), "sequence": Int(stored.sequence),
+                    "version": Int(stored.version), "sequence": Int(stored.sequence),
                     "crc": hex32(stored.crcDigest), "lastConfirmedActualSize": Int(stored.lastConfirmedActualSize),
-                    "lastConfirmedCRC": hex32(stored.lastConfirmedCRC), "flags": Int(stored.flags.rawValue),
-                    "iv": Hex.encode(stored.iv.bytes),
+                    "lastConfirmedCRC": hex32(stored.lastConfirmedCRC), "flags": Int(stored.flags),
+                    "iv": Hex.encode(stored.iv),
                 ] as [String: Any]
         }
         return [
@@ -73,7 +73,7 @@ enum InspectionSummary {
             "files": ["data": report.dataFileSize, "meta": report.metaFileSize],
             "actualSize": report.actualSize, "lengthOK": report.lengthIsValid,
             "crc": [
-                "stored": report.storedMeta.map { hex32($0.normalized.crcDigest) } ?? NSNull(),
+                "stored": report.storedMeta.map { hex32($0.crcDigest) } ?? NSNull(),
                 "computed": report.computedCRC.map(hex32) ?? NSNull(), "match": report.crcIsValid,
             ] as [String: Any],
             "lastConfirmedOK": report.lastConfirmedIsValid,

@@ -1,7 +1,6 @@
 import Glibc
 import MappedKV
 import MappedKVCache
-import MappedKVFormat
 import Synchronization
 
 // The baselines of the cache targets, timed in the same rounds as the caches: a multi-process

@@ -1,5 +1,4 @@
 import Glibc
-import MappedKVFormat
 
 /// One design's figures from one round: nanoseconds per operation, per value or per call.
 typealias CacheFigures = [CacheWorkload: Double]

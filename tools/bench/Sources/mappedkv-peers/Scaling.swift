@@ -1,5 +1,4 @@
 import MappedKV
-import MappedKVFormat
 
 /// MappedKV at growing N: set and get cost, reopen-and-load time, resident memory after a load,
 /// space amplification, and the cost of a full write-back (`trim()`).
@@ -115,7 +114,7 @@ struct Space {
         var live = 0
         for key in keys {
             guard let payload = try store.payload(forKey: key) else { throw BenchError("scaling: \(key) is missing") }
-            live += Record.encodedSize(keyLength: key.utf8.count, valueLength: payload.count)
+            live += Self.recordSize(keyLength: key.utf8.count, valueLength: payload.count)
         }
         let info = try store.info()
         liveBytes = live
@@ -123,6 +122,12 @@ struct Space {
         logBytes = info.actualSize
         records = info.recordCount
         self.keys = info.keyCount
+    }
+
+    /// The bytes of the record `varint(key length) key varint(value length) value`.
+    static func recordSize(keyLength: Int, valueLength: Int) -> Int {
+        func varintSize(_ value: Int) -> Int { max(1, (value.bitWidth - value.leadingZeroBitCount + 6) / 7) }
+        return varintSize(keyLength) + keyLength + varintSize(valueLength) + valueLength
     }
 
     var fileAmplification: Double { Double(fileBytes) / Double(liveBytes) }

@@ -1,0 +1,1 @@
+../../../../Sources/CCRC32/include/ccrc32.h

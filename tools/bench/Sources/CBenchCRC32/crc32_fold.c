@@ -1,0 +1,1 @@
+../../../../Sources/CCRC32/crc32_fold.c

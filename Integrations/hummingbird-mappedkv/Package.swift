@@ -46,6 +46,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The README's complete rate-limiting app: the README's block is a copy of its main.swift, which
+        // the core's DocumentationExampleTests keeps equal.
+        .executableTarget(
+            name: "HummingbirdMappedKVRateLimitExample",
+            dependencies: [
+                "HummingbirdMappedKV",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "HummingbirdMappedKVBench",
             dependencies: [
@@ -71,7 +81,6 @@ let package = Package(
         ),
         // Hummingbird's and hummingbird-auth's own persist and session tests, run as written on this
         // driver: ci.sh copies them into Upstream/ (not committed) and swaps only the driver they make.
-        // ci.sh also puts the README's complete example there, so that it is compiled.
         .testTarget(
             name: "FrameworkTests",
             dependencies: [

@@ -36,6 +36,15 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor"),
             ]
         ),
+        // The README's complete rate-limiting app: the README's block is a copy of its main.swift, which
+        // the core's DocumentationExampleTests keeps equal.
+        .executableTarget(
+            name: "VaporMappedKVRateLimitExample",
+            dependencies: [
+                "VaporMappedKV",
+                .product(name: "Vapor", package: "vapor"),
+            ]
+        ),
         .executableTarget(
             name: "VaporMappedKVBench",
             dependencies: [

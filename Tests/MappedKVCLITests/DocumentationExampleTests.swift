@@ -5,6 +5,10 @@
 // program is run in a fresh directory, and must exit 0. A block marked `<!-- partial -->` on the
 // line before it is a fragment and is skipped. A block marked `<!-- file: PATH -->` must equal the
 // file PATH, which the integration packages build and run.
+//
+// The integration packages' READMEs (Integrations/*/README.md) need frameworks this package does
+// not depend on, so their blocks cannot be built here: each must be a `<!-- file: PATH -->` copy of
+// a Swift file its own package builds (and equal it), or be marked `<!-- partial -->`.
 
 import Foundation
 import Testing
@@ -65,6 +69,45 @@ struct DocumentationExampleTests {
         #expect(blocks.map(\.isPartial) == [false, true, false])
         #expect(blocks.map(\.copiedFile) == [nil, nil, "Integrations/app/main.swift"])
         #expect(blocks.first?.code == "print(1)\n")
+    }
+
+    /// The integration packages' READMEs, relative to the package root.
+    static var integrationReadmes: [String] {
+        let integrations = packageRoot.appendingPathComponent("Integrations")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: integrations.path)) ?? []
+        return names.sorted().map { "Integrations/\($0)/README.md" }.filter {
+            FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent($0).path)
+        }
+    }
+
+    @Test func everyBlockOfAnIntegrationReadmeCopiesAFileItBuildsOrIsPartial() throws {
+        let readmes = Self.integrationReadmes
+        try #require(!readmes.isEmpty, "no README in Integrations/")
+        for readme in readmes {
+            let text = try String(contentsOf: Self.packageRoot.appendingPathComponent(readme), encoding: .utf8)
+            let integration = String(readme.dropLast("README.md".count))
+            for example in SwiftExample.blocks(in: text, document: readme) where !example.isPartial {
+                let place = "\(readme):\(example.line)"
+                guard let path = example.copiedFile else {
+                    Issue.record(
+                        "\(place): mark the block <!-- file: PATH --> (a file \(integration) builds) or <!-- partial -->"
+                    )
+                    continue
+                }
+                // Integrations/<package>/Sources/<target>/...swift, with <target> in the package's manifest.
+                let parts = path.dropFirst(integration.count).split(separator: "/")
+                let manifest = try? String(
+                    contentsOf: Self.packageRoot.appendingPathComponent(integration + "Package.swift"), encoding: .utf8)
+                let isBuilt =
+                    path.hasPrefix(integration) && path.hasSuffix(".swift") && parts.count >= 3
+                    && ["Sources", "Tests"].contains(parts[0])
+                    && manifest?.contains("name: \"\(parts[1])\"") == true
+                #expect(isBuilt, "\(place) copies \(path), which is no Swift file of a target of \(integration)")
+                let file = try? String(contentsOf: Self.packageRoot.appendingPathComponent(path), encoding: .utf8)
+                #expect(file != nil, "\(place) copies \(path), which does not exist")
+                if let file { #expect(file == example.code, "\(place) differs from \(path)") }
+            }
+        }
     }
 
     @Test func everyBlockMarkedAsACopyEqualsItsFile() throws {

@@ -7,6 +7,7 @@
 // file PATH, which the integration packages build and run.
 
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 @Suite("Documentation examples", .serialized)

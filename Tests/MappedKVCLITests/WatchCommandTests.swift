@@ -8,6 +8,12 @@ import Testing
 /// a deadline.
 @Suite("watch command", .serialized)
 struct WatchCommandTests {
+    /// The thread the tests that poll a watch child's output run on. On the cooperative pool, the
+    /// tests running in parallel (which block pool threads while they wait for child processes or
+    /// build the documentation's examples) could hold up such a test for longer than the child's
+    /// `--seconds`, and it would write to the store after the child had exited.
+    static let executor = ThreadExecutor(name: "watch command tests")
+
     /// The options of the store `s` in `root`, in multi-process mode unless told otherwise.
     func storeArguments(_ root: String, multiProcess: Bool = true) -> [String] {
         CLI.store(root, "s") + (multiProcess ? ["--multi-process"] : [])
@@ -42,26 +48,28 @@ struct WatchCommandTests {
 
     @Test("mappedkv watch prints another process's changes as they happen")
     func watchCommand() async throws {
-        try await withTemporaryDirectory { tmp in
-            let root = tmp.path("root")
-            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k", "v"])
-            let watcher = Process()
-            watcher.executableURL = try CLI.binary.get()
-            watcher.arguments = ["watch"] + storeArguments(root) + ["--seconds", "30"]
-            let pipe = Pipe()
-            watcher.standardOutput = pipe
-            try watcher.run()
-            defer {
-                kill(watcher.processIdentifier, SIGKILL)  // SIGTERM may be blocked in children of the test runner
-                watcher.waitUntilExit()
+        try await withTaskExecutorPreference(Self.executor) {
+            try await withTemporaryDirectory { tmp in
+                let root = tmp.path("root")
+                try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k", "v"])
+                let watcher = Process()
+                watcher.executableURL = try CLI.binary.get()
+                watcher.arguments = ["watch"] + storeArguments(root) + ["--seconds", "30"]
+                let pipe = Pipe()
+                watcher.standardOutput = pipe
+                try watcher.run()
+                defer {
+                    kill(watcher.processIdentifier, SIGKILL)  // SIGTERM may be blocked in children of the test runner
+                    watcher.waitUntilExit()
+                }
+                let output = WatchOutput(reading: pipe)
+                #expect(await output.wait(for: "watching\n", upTo: .seconds(10)), "\(output.current)")
+                try CLI.succeed(["set", "--create"] + storeArguments(root) + ["pushed", "1"])
+                #expect(await output.wait(for: "appended(1) at sequence"), "\(output.current)")
+                #expect(output.current.contains("keys [\"pushed\"]"), "\(output.current)")
+                try CLI.succeed(["apply", "--create"] + storeArguments(root), stdin: "clear\n")
+                #expect(await output.wait(for: "all keys"), "\(output.current)")
             }
-            let output = WatchOutput(reading: pipe)
-            #expect(await output.wait(for: "watching\n", upTo: .seconds(10)), "\(output.current)")
-            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["pushed", "1"])
-            #expect(await output.wait(for: "appended(1) at sequence"), "\(output.current)")
-            #expect(output.current.contains("keys [\"pushed\"]"), "\(output.current)")
-            try CLI.succeed(["apply", "--create"] + storeArguments(root), stdin: "clear\n")
-            #expect(await output.wait(for: "all keys"), "\(output.current)")
         }
     }
 
@@ -82,38 +90,40 @@ struct BucketWatchCommandTests {
 
     @Test("mappedkv bucket watch prints one JSON line per change as other processes write")
     func watchCommand() async throws {
-        let tmp = try TemporaryDirectory()
-        defer { tmp.remove() }
-        let store = Self.store(tmp.path("root"))
-        try CLI.succeed(["bucket", "put", "--create"] + store + ["posts", "old", "0"])
-        let watcher = Process()
-        watcher.executableURL = try CLI.binary.get()
-        watcher.arguments = ["bucket", "watch"] + store + ["posts", "--seconds", "60"]
-        let output = Pipe()
-        let errors = Pipe()
-        watcher.standardOutput = output
-        watcher.standardError = errors
-        try watcher.run()
-        defer {
-            kill(watcher.processIdentifier, SIGKILL)  // SIGTERM may be blocked in children of the test runner
-            watcher.waitUntilExit()
+        try await withTaskExecutorPreference(WatchCommandTests.executor) {
+            let tmp = try TemporaryDirectory()
+            defer { tmp.remove() }
+            let store = Self.store(tmp.path("root"))
+            try CLI.succeed(["bucket", "put", "--create"] + store + ["posts", "old", "0"])
+            let watcher = Process()
+            watcher.executableURL = try CLI.binary.get()
+            watcher.arguments = ["bucket", "watch"] + store + ["posts", "--seconds", "60"]
+            let output = Pipe()
+            let errors = Pipe()
+            watcher.standardOutput = output
+            watcher.standardError = errors
+            try watcher.run()
+            defer {
+                kill(watcher.processIdentifier, SIGKILL)  // SIGTERM may be blocked in children of the test runner
+                watcher.waitUntilExit()
+            }
+            let lines = WatchCommandTests.WatchOutput(reading: output)
+            let notices = WatchCommandTests.WatchOutput(reading: errors)
+            #expect(await notices.wait(for: "watching bucket posts\n", upTo: .seconds(10)), "\(notices.current)")
+
+            try CLI.succeed(["bucket", "put"] + store + ["posts", "k\"1", "1"])
+            try CLI.succeed(["bucket", "put"] + store + ["other", "x", "1"])
+            try CLI.succeed(["bucket", "rm"] + store + ["posts", "k\"1"])
+            try CLI.succeed(["bucket", "put"] + store + ["posts", "k2", "2"])
+            let expected = """
+                {"bucket":"posts","key":"k\\"1","change":"put"}
+                {"bucket":"posts","key":"k\\"1","change":"remove"}
+                {"bucket":"posts","key":"k2","change":"put"}
+
+                """
+            #expect(await lines.wait(for: expected, upTo: .seconds(10)), "\(lines.current)")
+            #expect(lines.current == expected, "only the bucket's changes, in order")
         }
-        let lines = WatchCommandTests.WatchOutput(reading: output)
-        let notices = WatchCommandTests.WatchOutput(reading: errors)
-        #expect(await notices.wait(for: "watching bucket posts\n", upTo: .seconds(10)), "\(notices.current)")
-
-        try CLI.succeed(["bucket", "put"] + store + ["posts", "k\"1", "1"])
-        try CLI.succeed(["bucket", "put"] + store + ["other", "x", "1"])
-        try CLI.succeed(["bucket", "rm"] + store + ["posts", "k\"1"])
-        try CLI.succeed(["bucket", "put"] + store + ["posts", "k2", "2"])
-        let expected = """
-            {"bucket":"posts","key":"k\\"1","change":"put"}
-            {"bucket":"posts","key":"k\\"1","change":"remove"}
-            {"bucket":"posts","key":"k2","change":"put"}
-
-            """
-        #expect(await lines.wait(for: expected, upTo: .seconds(10)), "\(lines.current)")
-        #expect(lines.current == expected, "only the bucket's changes, in order")
     }
 
     @Test("bucket watch exits 0 after --seconds, and refuses bad options")

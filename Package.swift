@@ -119,10 +119,23 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
+        // What the two targets below share to run the `mappedkv` binary as a child process (the
+        // binary's location, `mappedkv hold`, temporary directories): test support in `package`
+        // declarations, which no product exposes.
+        .target(name: "MappedKVProcessTestSupport", path: "Tests/MappedKVProcessTestSupport"),
+        // The CLI itself: its commands, arguments, output and exit statuses.
         .testTarget(
             name: "MappedKVCLITests",
             dependencies: [
-                "mappedkv", "MappedKV", "MappedKVCache", "MappedKVCollections", "MappedKVCrypto", "MappedKVFormat",
+                "mappedkv", "MappedKVProcessTestSupport", "MappedKV", "MappedKVCollections", "MappedKVCrypto",
+                "MappedKVFormat",
+            ]),
+        // The libraries across processes: this process uses a store, a cache or a collection store
+        // while `mappedkv` children share it.
+        .testTarget(
+            name: "MappedKVMultiProcessTests",
+            dependencies: [
+                "mappedkv", "MappedKVProcessTestSupport", "MappedKV", "MappedKVCache", "MappedKVCollections",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv apply`: the script language and its error handling.

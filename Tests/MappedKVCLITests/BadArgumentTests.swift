@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// Bad keys, store IDs and command lines, and IDs that MMKV hashes into a file name.

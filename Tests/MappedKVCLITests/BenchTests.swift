@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv bench` keeps working: a tiny run prints every workload once, with a positive figure.

@@ -1,6 +1,7 @@
 import Foundation
 import MappedKV
 import MappedKVCollections
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv bucket`: the exact lines scripts depend on, and collection stores shared by processes.

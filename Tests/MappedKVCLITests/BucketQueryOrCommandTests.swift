@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 // `mappedkv bucket query` with != and --or groups: the keys and counts a script reads, and the

@@ -1,6 +1,7 @@
 import Foundation
 import MappedKV
 import MappedKVCollections
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv bucket count`, `clear`, `index rm` and bytes metadata, and counts and removals seen

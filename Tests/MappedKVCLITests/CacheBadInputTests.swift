@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// Bad input to `mappedkv cache` gets a clear message on standard error and a non-zero exit,

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv cache` subcommands, each run as a real process: put and get round-trip any bytes

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKVProcessTestSupport
 import Testing
 
 /// A `mappedkv cache put` killed with SIGKILL at each point of a set (the hidden `--crash-at`:

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// An encrypted disk cache through the CLI: values put with a key (from the command line, a

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv stress --workload cache`: 4 real processes put, get, remove and trim random keys of

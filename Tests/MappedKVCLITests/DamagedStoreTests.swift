@@ -1,5 +1,6 @@
 import Foundation
 import MappedKVFormat
+import MappedKVProcessTestSupport
 import Testing
 
 /// Damaged copies of the golden stores: `verify` names the damage, every command that opens the

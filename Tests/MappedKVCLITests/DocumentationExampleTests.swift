@@ -11,6 +11,7 @@
 // a Swift file its own package builds (and equal it), or be marked `<!-- partial -->`.
 
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 @Suite("Documentation examples", .serialized)

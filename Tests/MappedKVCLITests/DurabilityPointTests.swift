@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// Every command that writes ends with a durability point (docs/FORMAT.md 3.5): when it exits,

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `--crypt-key`, `--crypt-key-file`, `--crypt-key-env` and `--aes256` on the encrypted golden stores,

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv expire` and `set --expire-after`. Expiry over time is tested in the library with an

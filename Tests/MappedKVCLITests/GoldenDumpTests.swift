@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv dump` and `mappedkv apply` against the stores MMKV 2.4.2 wrote.

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv info` and `mappedkv verify` on sound stores.

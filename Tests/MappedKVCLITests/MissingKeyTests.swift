@@ -2,6 +2,7 @@ import Foundation
 import MappedKV
 import MappedKVCrypto
 import MappedKVFormat
+import MappedKVProcessTestSupport
 import Testing
 
 /// An encrypted store given no key: every command that opens it says so (exit status 7) and

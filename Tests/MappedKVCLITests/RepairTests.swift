@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv repair`: recovers to the verified state with a report, keeping the damaged copy.

@@ -1,5 +1,6 @@
 import Foundation
 import MappedKVFormat
+import MappedKVProcessTestSupport
 import Testing
 
 /// Larger stores, mismatched types and odd environments: the CLI keeps working or fails cleanly.

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// The CLI as scripts use it: one exit status per kind of failure, the same for every command;

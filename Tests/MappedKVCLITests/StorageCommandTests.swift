@@ -1,6 +1,7 @@
 // The storage commands: backup, restore, rm-store and ls, through the real binary.
 
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 @Suite("Storage commands")

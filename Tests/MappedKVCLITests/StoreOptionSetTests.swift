@@ -4,6 +4,7 @@
 // named in one note on standard error, and that no other option is.
 
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// One command of the audit: its arguments and what it must say about the shared options.

@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 import Testing
 
 /// `mappedkv stress`: several processes share one multi-process store, optionally killed and

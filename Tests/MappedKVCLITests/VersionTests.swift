@@ -2,6 +2,7 @@
 
 import Foundation
 import MappedKV
+import MappedKVProcessTestSupport
 import Testing
 
 @Suite("Version")

@@ -7,7 +7,7 @@ import Testing
 /// The memory tier of `Cache` stays true to the disk side within one process: lifetimes follow a
 /// value from disk into memory, a default time to live applies, writes by another cache on the
 /// same directory (or straight to the disk side) drop the stale memory copy, and observers hear
-/// what happened. Other processes' writes are in MappedKVCLITests/CacheCoherenceProcessTests.
+/// what happened. Other processes' writes are in MappedKVMultiProcessTests/CacheCoherenceProcessTests.
 @Suite struct CacheCoherenceTests {
     /// A memory clock the test moves by hand.
     final class ManualMemoryClock: Sendable {

@@ -4,7 +4,7 @@
 // works, the damaged manifest and the old value files sit unchanged in one
 // `quarantine/<UTC time>-<random>/` folder, and the move is logged at error level; a wrong or
 // missing key is never taken for damage; and opens racing on one damaged cache quarantine it once.
-// (A process that has the manifest open blocks the move: MappedKVCLITests' quarantine test.)
+// (A process that has the manifest open blocks the move: MappedKVMultiProcessTests' quarantine test.)
 import Foundation
 import Logging
 import MappedKV

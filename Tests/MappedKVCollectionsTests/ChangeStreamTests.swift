@@ -6,7 +6,7 @@ import Testing
 
 /// `Bucket.changes()` with this process's own writes: what each write yields, the buffer's bound,
 /// and how the stream ends. Other processes' writes are tested with real processes in
-/// MappedKVCLITests (BucketWatchTests.swift).
+/// MappedKVMultiProcessTests (BucketChangesProcessTests.swift).
 @Suite("Bucket change streams")
 struct ChangeStreamTests {
     struct Item: Codable, Sendable, Equatable {

@@ -6,7 +6,7 @@ import Testing
 
 // Exclusive sections within one process: calls on the store from inside a section are served,
 // sections nest, errors pass through, other threads wait, and the guard and async forms keep the
-// same rules. The cross-process side is in MappedKVCLITests/ExclusiveLockProcessTests.swift.
+// same rules. The cross-process side is in MappedKVMultiProcessTests/ExclusiveLockProcessTests.swift.
 
 /// A type that is not `Sendable`, to return from a section.
 final class NonSendableBox {

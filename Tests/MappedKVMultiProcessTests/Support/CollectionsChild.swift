@@ -1,4 +1,5 @@
 import Foundation
+import MappedKVProcessTestSupport
 
 /// A running `mappedkv collections-child`: a process that keeps a collection store open and
 /// applies one bucket operation per line sent, answering each with one line.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MappedKVProcessTestSupport
 import Testing
 
 @testable import MappedKV

@@ -1,6 +1,7 @@
 import Foundation
 import MappedKV
 import MappedKVCache
+import MappedKVProcessTestSupport
 import Testing
 
 // A damaged cache manifest is not moved aside while another process has it open: a `mappedkv hold`

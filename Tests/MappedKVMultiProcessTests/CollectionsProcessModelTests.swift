@@ -1,6 +1,7 @@
 import Foundation
 import MappedKV
 import MappedKVCollections
+import MappedKVProcessTestSupport
 import Testing
 
 /// Random sequences of put, remove, clear and index add and removal split between this process and
@@ -142,18 +143,5 @@ struct CollectionsProcessModelTests {
             #expect(verify.succeeded, "\(context): \(verify)")
             print("killed writer, seed \(seed): \(acknowledged.count) of \(operations.count) operations answered")
         }
-    }
-}
-
-/// SplitMix64, seeded: the sequences replay from their seed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

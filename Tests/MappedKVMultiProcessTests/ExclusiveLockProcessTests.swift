@@ -1,5 +1,6 @@
 import Foundation
 import MappedKV
+import MappedKVProcessTestSupport
 import Synchronization
 import Testing
 

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 /// A `mappedkv hold` child process: keeps a store open (or locked) until ``release()``.
-final class HeldStore {
-    let process = Process()
+package final class HeldStore {
+    package let process = Process()
     private let input = Pipe()
     private let output = Pipe()
     private let errorFile: String
@@ -11,7 +11,7 @@ final class HeldStore {
 
     /// Starts `mappedkv hold` with `arguments` and waits until it reports that it holds the store.
     /// Throws if it exits first (its standard error is in the message).
-    init(_ arguments: [String]) throws {
+    package init(_ arguments: [String]) throws {
         scratch = try TemporaryDirectory()
         errorFile = try scratch.write("", to: "stderr")
         process.executableURL = try CLI.binary.get()
@@ -32,11 +32,11 @@ final class HeldStore {
     }
 
     /// What the child printed after "ready" (complete once ``release()`` returned).
-    private(set) var laterOutput = ""
+    package private(set) var laterOutput = ""
 
     /// Closes the child's standard input and waits for it to exit; returns its exit status.
     @discardableResult
-    func release() -> Int32 {
+    package func release() -> Int32 {
         try? input.fileHandleForWriting.close()
         laterOutput = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -44,8 +44,8 @@ final class HeldStore {
         return process.terminationStatus
     }
 
-    struct HoldFailed: Error, CustomStringConvertible {
-        var stderr: String
-        var description: String { "mappedkv hold exited before holding the store: \(stderr)" }
+    package struct HoldFailed: Error, CustomStringConvertible {
+        package var stderr: String
+        package var description: String { "mappedkv hold exited before holding the store: \(stderr)" }
     }
 }

@@ -2,28 +2,28 @@ import Foundation
 import Testing
 
 /// What one run of the `mappedkv` binary produced.
-struct CLIResult: Sendable, CustomStringConvertible {
+package struct CLIResult: Sendable, CustomStringConvertible {
     /// The arguments the binary was given.
-    var arguments: [String]
+    package var arguments: [String]
     /// How the process ended: `.exit` for a normal exit, `.uncaughtSignal` for a crash.
-    var terminationReason: Process.TerminationReason
+    package var terminationReason: Process.TerminationReason
     /// The exit status, or the signal number when `terminationReason` is `.uncaughtSignal`.
-    var status: Int32
+    package var status: Int32
     /// Standard output, as bytes.
-    var stdoutData: Data
+    package var stdoutData: Data
     /// Standard error, as bytes.
-    var stderrData: Data
+    package var stderrData: Data
 
-    var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
-    var stderr: String { String(decoding: stderrData, as: UTF8.self) }
+    package var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
+    package var stderr: String { String(decoding: stderrData, as: UTF8.self) }
     /// Whether the process exited normally (no signal).
-    var exitedNormally: Bool { terminationReason == .exit }
+    package var exitedNormally: Bool { terminationReason == .exit }
     /// Whether the process exited normally with status 0.
-    var succeeded: Bool { exitedNormally && status == 0 }
+    package var succeeded: Bool { exitedNormally && status == 0 }
     /// Whether the process exited normally with a non-zero status.
-    var failedCleanly: Bool { exitedNormally && status != 0 }
+    package var failedCleanly: Bool { exitedNormally && status != 0 }
 
-    var description: String {
+    package var description: String {
         let how = exitedNormally ? "exit \(status)" : "SIGNAL \(status)"
         return
             "mappedkv \(arguments.map { "'\($0)'" }.joined(separator: " ")) -> \(how)\n--- stdout:\n\(stdout)--- stderr:\n\(stderr)---"
@@ -31,13 +31,13 @@ struct CLIResult: Sendable, CustomStringConvertible {
 }
 
 /// Runs the real `mappedkv` binary built next to the test bundle.
-enum CLI {
+package enum CLI {
     /// The built `mappedkv` binary.
     ///
     /// SwiftPM puts the executable products in the same directory as the test bundle, so the
     /// binary is looked up next to the running test executable first (this works with any
     /// `--scratch-path`); failing that, `<package>/.build/debug/mappedkv`.
-    static let binary: Result<URL, BinaryNotFound> = {
+    package static let binary: Result<URL, BinaryNotFound> = {
         var candidates: [URL] = []
         if let override = ProcessInfo.processInfo.environment["MAPPEDKV_CLI_BINARY"], !override.isEmpty {
             candidates.append(URL(fileURLWithPath: override))
@@ -60,8 +60,9 @@ enum CLI {
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
             candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("mappedkv"))
         }
+        // …/Tests/MappedKVProcessTestSupport/CLI.swift -> package root
         var package = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { package.deleteLastPathComponent() }
+        for _ in 0..<3 { package.deleteLastPathComponent() }
         candidates.append(package.appendingPathComponent(".build/debug/mappedkv"))
 
         for candidate in candidates {
@@ -76,9 +77,9 @@ enum CLI {
         return .failure(BinaryNotFound(searched: candidates.map(\.path)))
     }()
 
-    struct BinaryNotFound: Error, CustomStringConvertible {
-        var searched: [String]
-        var description: String {
+    package struct BinaryNotFound: Error, CustomStringConvertible {
+        package var searched: [String]
+        package var description: String {
             "the mappedkv binary was not found (build it with `swift build --build-tests`); looked in:\n"
                 + searched.joined(separator: "\n")
         }
@@ -90,7 +91,7 @@ enum CLI {
     /// fill a pipe and block the child, and a child that exits without reading its input cannot
     /// break a pipe in the test process.
     @discardableResult
-    static func run(
+    package static func run(
         _ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:]
     ) throws -> CLIResult {
         let binary = try binary.get()
@@ -131,7 +132,7 @@ enum CLI {
 
     /// Runs `mappedkv`, records an issue unless it exits 0, and returns the result.
     @discardableResult
-    static func succeed(
+    package static func succeed(
         _ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> CLIResult {
         let result = try run(arguments, stdin: stdin)
@@ -142,7 +143,7 @@ enum CLI {
     /// Runs `mappedkv`, records an issue unless it exits normally with a non-zero status and a
     /// non-empty message on standard error, and returns the result.
     @discardableResult
-    static func fail(
+    package static func fail(
         _ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> CLIResult {
         let result = try run(arguments, stdin: stdin)
@@ -155,10 +156,10 @@ enum CLI {
     }
 
     /// `--root ROOT --id ID`.
-    static func store(_ root: String, _ id: String) -> [String] { ["--root", root, "--id", id] }
+    package static func store(_ root: String, _ id: String) -> [String] { ["--root", root, "--id", id] }
 
     /// The `dump` output of a store, requiring success.
-    static func dump(
+    package static func dump(
         root: String, id: String, sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> String {
         try succeed(["dump"] + store(root, id), sourceLocation: sourceLocation).stdout

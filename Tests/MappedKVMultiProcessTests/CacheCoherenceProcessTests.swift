@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MappedKVCache
+import MappedKVProcessTestSupport
 import Synchronization
 import Testing
 

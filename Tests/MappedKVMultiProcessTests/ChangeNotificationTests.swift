@@ -1,5 +1,6 @@
 import Foundation
 import MappedKV
+import MappedKVProcessTestSupport
 import Synchronization
 import Testing
 
@@ -254,68 +255,6 @@ extension MultiProcessTests {
             #expect(try store.checkForChanges() == false)
             observation.cancel()
             #expect(log.changes.isEmpty)
-        }
-    }
-}
-
-extension MultiProcessTests {
-    /// The output of a running `mappedkv watch`, collected by a thread of its own.
-    final class WatchOutput: Sendable {
-        private let text = Mutex("")
-        var current: String { text.withLock { $0 } }
-
-        init(reading pipe: Pipe) {
-            let handle = pipe.fileHandleForReading
-            Thread { [self] in
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { return }
-                    text.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
-                }
-            }.start()
-        }
-
-        /// Waits until the output contains `line` or `deadline` has passed; returns whether it does.
-        func wait(for line: String, upTo deadline: Duration = .seconds(2)) async -> Bool {
-            let end = ContinuousClock.now + deadline
-            while !current.contains(line) {
-                guard ContinuousClock.now < end else { return false }
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-            return true
-        }
-    }
-
-    @Test("mappedkv watch prints another process's changes as they happen")
-    func watchCommand() async throws {
-        try await withTemporaryDirectory { tmp in
-            let root = tmp.path("root")
-            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["k", "v"])
-            let watcher = Process()
-            watcher.executableURL = try CLI.binary.get()
-            watcher.arguments = ["watch"] + storeArguments(root) + ["--seconds", "30"]
-            let pipe = Pipe()
-            watcher.standardOutput = pipe
-            try watcher.run()
-            defer {
-                kill(watcher.processIdentifier, SIGKILL)  // SIGTERM may be blocked in children of the test runner
-                watcher.waitUntilExit()
-            }
-            let output = WatchOutput(reading: pipe)
-            #expect(await output.wait(for: "watching\n", upTo: .seconds(10)), "\(output.current)")
-            try CLI.succeed(["set", "--create"] + storeArguments(root) + ["pushed", "1"])
-            #expect(await output.wait(for: "appended(1) at sequence"), "\(output.current)")
-            #expect(output.current.contains("keys [\"pushed\"]"), "\(output.current)")
-            try CLI.succeed(["apply", "--create"] + storeArguments(root), stdin: "clear\n")
-            #expect(await output.wait(for: "all keys"), "\(output.current)")
-        }
-    }
-
-    @Test("mappedkv watch refuses a store not opened in multi-process mode")
-    func watchNeedsMultiProcess() throws {
-        try TemporaryDirectory.with { (tmp) throws -> Void in
-            let result = try CLI.fail(["watch"] + storeArguments(tmp.path("root"), multiProcess: false))
-            #expect(result.stderr.contains("--multi-process"), "\(result)")
         }
     }
 }

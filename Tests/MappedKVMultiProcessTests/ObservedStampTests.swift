@@ -1,5 +1,6 @@
 import Foundation
 import MappedKV
+import MappedKVProcessTestSupport
 import Testing
 
 /// The stamp a multi-process store publishes for the check without its mutex

@@ -3,32 +3,32 @@ import Testing
 
 /// A unique, freshly created directory under the system temporary directory, removed by
 /// ``with(_:)`` when the test body returns or throws.
-struct TemporaryDirectory: Sendable {
+package struct TemporaryDirectory: Sendable {
     /// The directory's URL.
-    let url: URL
+    package let url: URL
 
     /// The directory's path.
-    var path: String { url.path }
+    package var path: String { url.path }
 
     /// Creates a new, empty, uniquely named directory.
-    init() throws {
+    package init() throws {
         url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("MappedKVCLITests-\(UUID().uuidString)", isDirectory: true)
+            .appendingPathComponent("MappedKVProcessTests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
     /// Runs `body` with a new temporary directory and removes the directory afterwards.
-    static func with<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
+    package static func with<T>(_ body: (TemporaryDirectory) throws -> T) throws -> T {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         return try body(directory)
     }
 
     /// The path of `name` inside the directory (not created).
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    package func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 
     /// A new, empty subdirectory named `name`.
-    func makeDirectory(_ name: String) throws -> String {
+    package func makeDirectory(_ name: String) throws -> String {
         let path = path(name)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
@@ -36,7 +36,7 @@ struct TemporaryDirectory: Sendable {
 
     /// Writes `contents` to the file `name` in the directory and returns its path.
     @discardableResult
-    func write(_ contents: String, to name: String) throws -> String {
+    package func write(_ contents: String, to name: String) throws -> String {
         let path = path(name)
         try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
         return path
@@ -44,7 +44,7 @@ struct TemporaryDirectory: Sendable {
 
     /// Copies every file of the directory `source` into a new subdirectory `name` and returns its path.
     /// The copies are made writable, whatever the permissions of the originals.
-    func copyStore(from source: String, as name: String = "root") throws -> String {
+    package func copyStore(from source: String, as name: String = "root") throws -> String {
         let destination = try makeDirectory(name)
         let fileManager = FileManager.default
         for file in try fileManager.contentsOfDirectory(atPath: source) {
@@ -57,7 +57,14 @@ struct TemporaryDirectory: Sendable {
     }
 
     /// Removes the directory and everything in it.
-    func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(at: url)
     }
+}
+
+/// Runs an async test body with a temporary directory removed afterwards.
+package func withTemporaryDirectory<T>(_ body: (TemporaryDirectory) async throws -> T) async throws -> T {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    return try await body(directory)
 }

@@ -5,20 +5,26 @@ import Testing
 // and taking byte-for-byte snapshots of a cache directory.
 
 /// Runs `mappedkv cache` subcommands on one cache directory.
-struct CacheCLI: Sendable {
+package struct CacheCLI: Sendable {
     /// The cache's directory.
-    var dir: String
+    package var dir: String
     /// Options added to every call (key options, the inline threshold).
-    var options: [String] = []
+    package var options: [String] = []
+
+    /// The runner of the cache in `dir`, adding `options` to every call.
+    package init(dir: String, options: [String] = []) {
+        self.dir = dir
+        self.options = options
+    }
 
     /// `mappedkv cache SUBCOMMAND --dir DIR OPTIONS ARGUMENTS`.
-    func arguments(_ subcommand: String, _ arguments: [String]) -> [String] {
+    package func arguments(_ subcommand: String, _ arguments: [String]) -> [String] {
         ["cache", subcommand, "--dir", dir] + options + arguments
     }
 
     /// Runs a subcommand, whatever its outcome.
     @discardableResult
-    func run(
+    package func run(
         _ subcommand: String, _ arguments: [String] = [], environment: [String: String] = [:]
     ) throws
         -> CLIResult
@@ -28,7 +34,7 @@ struct CacheCLI: Sendable {
 
     /// Runs a subcommand, recording an issue unless it exits 0.
     @discardableResult
-    func succeed(
+    package func succeed(
         _ subcommand: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> CLIResult {
         try CLI.succeed(self.arguments(subcommand, arguments), sourceLocation: sourceLocation)
@@ -36,14 +42,14 @@ struct CacheCLI: Sendable {
 
     /// Runs a subcommand, recording an issue unless it fails cleanly with a message.
     @discardableResult
-    func fail(
+    package func fail(
         _ subcommand: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> CLIResult {
         try CLI.fail(self.arguments(subcommand, arguments), sourceLocation: sourceLocation)
     }
 
     /// Stores the bytes of `value` under `key` through a file (`put --file`).
-    func put(
+    package func put(
         _ key: String, bytes value: [UInt8], in scratch: TemporaryDirectory, _ extra: [String] = [],
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
@@ -54,7 +60,7 @@ struct CacheCLI: Sendable {
 
     /// The value of `key` as `get` writes it to standard output, or nil on a miss (`not found`,
     /// exit 1); records an issue for any other outcome.
-    func get(_ key: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8]? {
+    package func get(_ key: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8]? {
         let result = try run("get", [key])
         if result.succeeded { return [UInt8](result.stdoutData) }
         #expect(
@@ -64,7 +70,7 @@ struct CacheCLI: Sendable {
     }
 
     /// The `stats` counts by name, requiring success and exactly the five lines.
-    func stats(sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Int] {
+    package func stats(sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Int] {
         let result = try succeed("stats", sourceLocation: sourceLocation)
         var counts: [String: Int] = [:]
         for line in result.stdout.split(separator: "\n") {
@@ -77,7 +83,7 @@ struct CacheCLI: Sendable {
     }
 
     /// The names in the cache's `files/` folder.
-    func valueFiles() throws -> [String] {
+    package func valueFiles() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: dir + "/files").sorted()
     }
 }
@@ -87,12 +93,12 @@ struct CacheCLI: Sendable {
 /// The manifest's shared-memory lock file (`manifest.lock`) is recorded by its size only: its bytes
 /// are lock state (the lock word, and the number of the last instance that released it), which every
 /// open and write changes as a `flock` changes the kernel's lock table, not the cache's content.
-struct DirectorySnapshot: Equatable, CustomStringConvertible {
+package struct DirectorySnapshot: Equatable, CustomStringConvertible {
     /// Relative path to the file's bytes, or nil for a folder.
-    var entries: [String: Data?]
+    package var entries: [String: Data?]
 
     /// Reads everything under `root`.
-    init(_ root: String) throws {
+    package init(_ root: String) throws {
         entries = [:]
         let fileManager = FileManager.default
         for case let relative as String in fileManager.enumerator(atPath: root) ?? .init() {
@@ -108,19 +114,19 @@ struct DirectorySnapshot: Equatable, CustomStringConvertible {
         }
     }
 
-    var description: String {
+    package var description: String {
         entries.keys.sorted().map { "\($0): \(entries[$0]!.map { "\($0.count) bytes" } ?? "folder")" }
             .joined(separator: ", ")
     }
 }
 
 /// Test values.
-enum CacheValues {
+package enum CacheValues {
     /// Every byte value, NUL and newline included, repeated to `count` bytes.
-    static func everyByte(count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) } }
+    package static func everyByte(count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) } }
 
     /// `count` pseudo-random bytes from `seed` (reproducible).
-    static func random(count: Int, seed: UInt64) -> [UInt8] {
+    package static func random(count: Int, seed: UInt64) -> [UInt8] {
         var state = seed
         return (0..<count).map { _ in
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407

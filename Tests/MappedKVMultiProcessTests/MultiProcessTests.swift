@@ -1,5 +1,6 @@
 import Foundation
 import MappedKV
+import MappedKVProcessTestSupport
 import Synchronization
 import Testing
 
@@ -215,11 +216,4 @@ struct MultiProcessTests {
             #expect(try open(root).int64(forKey: "n") == 600)
         }
     }
-}
-
-/// Runs an async test body with a temporary directory removed afterwards.
-func withTemporaryDirectory<T>(_ body: (TemporaryDirectory) async throws -> T) async throws -> T {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    return try await body(directory)
 }

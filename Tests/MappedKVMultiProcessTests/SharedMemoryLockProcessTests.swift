@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MappedKV
+import MappedKVProcessTestSupport
 import Testing
 
 // The shared-memory lock mode (ProcessLock.sharedMemory, docs/FORMAT.md 6.6) against real

@@ -1,5 +1,6 @@
 import Foundation
 import MappedKV
+import MappedKVProcessTestSupport
 import Testing
 
 /// Write batches across real processes: `mappedkv apply --multi-process` writes runs of 100 sets

@@ -150,8 +150,8 @@ def number(text):
 
 def measure(spec):
     """A metric's figure from its section's output: a `name<TAB>value` line (`line`), a regular
-    expression's first group (`text`), or a cell of
-    the `occurrence`-th table row whose first cells start with `row` (`column` counts from 1)."""
+    expression's first group (`text`), or a cell of the `occurrence`-th table row whose first
+    cells start with `row` (`column` counts from 1), after the line containing `after` if given."""
     text = outputs.get(spec["section"])
     if text is None:
         return None
@@ -165,8 +165,15 @@ def measure(spec):
             if len(fields) == 2 and fields[0] == spec["line"]:
                 return float(fields[1])
         return None
+    # `after`: only the lines after the first that contains it (a table's heading).
+    lines = text.splitlines()
+    if "after" in spec:
+        heading = next((i for i, line in enumerate(lines) if spec["after"] in line), None)
+        if heading is None:
+            return None
+        lines = lines[heading + 1:]
     matches = []
-    for line in text.splitlines():
+    for line in lines:
         if not line.startswith("|"):
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
@@ -215,6 +222,8 @@ for name, spec in thresholds["metrics"].items():
         if spec["section"] in outputs:
             missing.append(name)
         continue
+    if update == "yes":
+        spec["expected"] = round(value, 4)
     edge = bound(spec)
     verdict = "ok"
     if worse(spec, value, edge):
@@ -225,8 +234,6 @@ for name, spec in thresholds["metrics"].items():
         met = not worse(spec, value, spec["limit"])
         target = f"{'≤' if spec.get('better', 'lower') == 'lower' else '≥'} {show(spec['limit'])} ({'met' if met else 'MISSED'})"
     rows.append(f"| {name} | {spec['what']} | {show(value)} | {show(spec['expected'])} | {show(edge)} | {target} | {verdict} |")
-    if update == "yes":
-        spec["expected"] = round(value, 4)
 
 relative = os.path.relpath(thresholds_path, os.path.dirname(os.path.dirname(os.path.dirname(page_path))))
 table = [f"#### Thresholds (`{relative}`)", "",

@@ -10,19 +10,22 @@
 #   tools/bench-page.sh store --deterministic --debug --check   # the same on the debug build (CI's)
 #   tools/bench-page.sh cache --update-thresholds         # take this run's figures as the expected ones
 #   tools/bench-page.sh server --write                    # the server bench (its own builds: long)
+#   tools/bench-page.sh store --write --keep /tmp/run     # and keep the outputs: --from /tmp/run
+#                                                         # compares and writes them again, no bench run
 #
 # --write replaces what lies between the page's `<!-- generated:begin -->` and
 # `<!-- generated:end -->` lines in docs/bench/AREA.md; the rest of the page is written by hand.
-# --check exits 1 when a metric is worse than its bound: expected × (1 + tolerance) + slack for a
-# metric where lower is better (expected × (1 − tolerance) − slack where higher is better), and
-# never past the metric's target `limit` where it has one. --update-thresholds rewrites `expected`
+# --check exits 1 when a metric is worse than its bound: its target `limit` when it has one and no
+# tolerance (timing ratios, which swing too much for a tolerance), else expected × (1 + tolerance)
+# + slack where lower is better (expected × (1 − tolerance) − slack where higher is better), never
+# past its limit (allocation counts, bytes a key). --update-thresholds rewrites `expected`
 # (and nothing else) with this run's figures. --deterministic runs only the metrics that do not
 # depend on the machine's load (malloc calls counted by valgrind), which CI checks with --debug.
 # --runs (default 3) is passed to each bench.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
-usage="usage: $0 store|cache|collections|server [--runs R] [--write] [--check] [--update-thresholds] [--deterministic] [--debug]"
+usage="usage: $0 store|cache|collections|server [--runs R] [--write] [--check] [--update-thresholds] [--deterministic] [--debug] [--keep DIR | --from DIR]"
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
 area="$1"
 shift
@@ -32,6 +35,8 @@ check=no
 update=no
 deterministic=no
 debug=no
+keep=""
+from=""
 arguments="$*"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -41,6 +46,8 @@ while [ $# -gt 0 ]; do
         --update-thresholds) update=yes; shift ;;
         --deterministic) deterministic=yes; shift ;;
         --debug) debug=yes; shift ;;
+        --keep) keep="$2"; shift 2 ;;
+        --from) from="$(cd "$2" && pwd)"; shift 2 ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
 done
@@ -49,9 +56,13 @@ thresholds="$repo/tools/bench/Thresholds/$area.json"
 [ "$debug" = yes ] && thresholds="$repo/tools/bench/Thresholds/$area-debug.json"
 case "$area" in store | cache | collections | server) ;; *) echo "$usage" >&2; exit 2 ;; esac
 
-work="$(mktemp -d /tmp/mappedkv-bench-page.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
-: > "$work/sections"
+if [ -n "$from" ]; then
+    work="$from"
+else
+    work="$(mktemp -d /tmp/mappedkv-bench-page.XXXXXX)"
+    trap 'rm -rf "$work"' EXIT
+    : > "$work/sections"
+fi
 
 # section NAME TITLE COMMAND...: runs COMMAND from the repository's root, keeps its standard output
 # as the section NAME (the build chatter goes to standard error) and notes the command line.
@@ -63,6 +74,15 @@ section() {
     printf '%s\t%s\t%s\n' "$name" "$title" "$*" >> "$work/sections"
 }
 
+if [ -z "$from" ]; then
+# The commit the run measures, taken before it starts; "with uncommitted changes" when the code the
+# benches build (not the pages, the thresholds or the scripts' text) differs from it.
+commit="$(git -C "$repo" rev-parse --short HEAD)"
+if [ -n "$(git -C "$repo" status --porcelain -- Sources Package.swift tools/bench/Sources tools/bench/Package.swift \
+    tools/microbench tools/server-bench/Sources tools/server-bench/Package.swift Integrations/*/Sources \
+    Integrations/*/Package.swift)" ]; then
+    commit="$commit with uncommitted changes"
+fi
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 started="$(date -u +%s)"
 # The debug build runs several times slower under valgrind: it counts at N = 2,000 and 4,000.
@@ -123,19 +143,27 @@ esac
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 minutes=$((($(date -u +%s) - started + 30) / 60))
 
-commit="$(git -C "$repo" rev-parse --short HEAD)"
-# The figures measure the working tree; say so when it is not the commit (pages and thresholds aside).
-if [ -n "$(git -C "$repo" status --porcelain -- . ':!docs/bench' ':!tools/bench/Thresholds')" ]; then
-    commit="$commit with uncommitted changes"
-fi
 machine="$(
     cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
     memory="$(awk '/^MemTotal:/ { printf "%.1f GiB RAM", $2 / 1048576 }' /proc/meminfo)"
     echo "$cpu, $(nproc) cores, $memory, Linux $(uname -r), $(swift --version 2>/dev/null | head -n 1)"
 )"
+day="$(date -u +%F)"
+command="tools/bench-page.sh $area $arguments"
+if [ -n "$keep" ]; then
+    mkdir -p "$keep"
+    cp "$work"/* "$keep"/
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$commit" "$machine" "$load_before" "$load_after" "$minutes" "$day" \
+        "$command" > "$keep/meta"
+fi
+else
+    # --from DIR: the outputs and the facts of a run kept with --keep DIR, compared and written again
+    # (after a change to the thresholds or to this script's tables) without running the benches.
+    IFS=$'\t' read -r commit machine load_before load_after minutes day command < "$from/meta"
+fi
 
 python3 - "$work" "$area" "$thresholds" "$page" "$write" "$check" "$update" "$deterministic" \
-    "tools/bench-page.sh $area $arguments" "$commit" "$machine" "$load_before" "$load_after" "$minutes" "$(date -u +%F)" <<'PY'
+    "$command" "$commit" "$machine" "$load_before" "$load_after" "$minutes" "$day" <<'PY'
 import json, os, re, sys
 
 (work, area, thresholds_path, page_path, write, check, update, deterministic,
@@ -197,6 +225,10 @@ def measure(spec):
     return number(cells[column - 1])
 
 def bound(spec):
+    """A metric with a target and no tolerance is bounded by its target; otherwise by expected and
+    its tolerance and slack, never past its target."""
+    if "limit" in spec and "tolerance" not in spec:
+        return spec["limit"]
     expected, tolerance, slack = spec["expected"], spec.get("tolerance", 0), spec.get("slack", 0)
     if spec.get("better", "lower") == "lower":
         value = expected * (1 + tolerance) + slack
@@ -255,7 +287,11 @@ if write == "yes":
              f"**Machine.** {machine}.  ",
              f"**Load average** (1, 5, 15 min) before the first bench {load_before}, after the last {load_after}.", ""]
     for name, title, line in sections:
-        block += [f"### {title}", "", f"`{line}`", "", outputs[name].rstrip("\n"), ""]
+        output = outputs[name].rstrip("\n")
+        # Output that is not Markdown (`name<TAB>value` lines) is quoted as it is.
+        if not any(text.startswith(("|", "#")) for text in output.splitlines()):
+            output = "```\n" + output + "\n```"
+        block += [f"### {title}", "", f"`{line}`", "", output, ""]
     block += table + ["", "<!-- generated:end -->"]
     text = open(page_path).read()
     begin = text.index("<!-- generated:begin")

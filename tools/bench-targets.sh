@@ -139,7 +139,7 @@ for mode in ["plain", "multi-process", "shared-memory", "encrypted"]:
 
 def verdict(ok):
     return "yes" if ok else "NO"
-print(f"\nSecond round (ratios within the same rounds; medians of {runs})\n")
+print(f"\nRatios between modes, batches and small stores (within the same rounds; medians of {runs})\n")
 print("| target | figure | limit | met |")
 print("|---|---|---:|---|")
 for mode, label in [("multi-process", "multi-process (flock)"), ("shared-memory", "multi-process (shared-memory lock)")]:
@@ -179,7 +179,7 @@ if today_scaling:
 
 flock_pair = median[("floor", "flock_pair")]
 load = median[("floor", "dependent_load_16mib")]
-print(f"\nThird round: each target against its floor, timed in the same rounds (medians of {runs})\n")
+print(f"\nEach target against its floor, timed in the same rounds (medians of {runs})\n")
 print(f"Floors: an uncontended flock(LOCK_EX)/flock(LOCK_UN) pair {flock_pair:,.0f} ns "
       f"(tools/microbench/flock-pair.c); one dependent random load in a 16 MiB table {load:,.1f} ns "
       f"(tools/microbench/memory-latency.c --floor).\n")
@@ -211,8 +211,7 @@ row("batch_get_int32 at 10^6 keys (64 a call) / get_int32 at 10^4 keys", f"{batc
 reopen = median[("plain-1e6", "reopen_load")]
 pairs = None
 if not baseline:
-    print(f"| reopen at 10^6 keys (round two: 63.6 ms on its machine; compare with the code before this round: "
-          f"--baseline REV) | {reopen / 1e6:.1f} ms | | | | - |")
+    print(f"| reopen at 10^6 keys (compare with older code: --baseline REV) | {reopen / 1e6:.1f} ms | | | | - |")
 else:
     # No worse than the older code: today's figure at most REV's, both medians of the same rounds.
     older = median[("baseline-1e6", "reopen_load")]

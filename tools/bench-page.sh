@@ -152,7 +152,7 @@ day="$(date -u +%F)"
 command="tools/bench-page.sh $area $arguments"
 if [ -n "$keep" ]; then
     mkdir -p "$keep"
-    cp "$work"/* "$keep"/
+    cp "$work"/sections "$work"/*.out "$keep"/
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$commit" "$machine" "$load_before" "$load_after" "$minutes" "$day" \
         "$command" > "$keep/meta"
 fi

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs `mappedkv bench` (release) single-process plain, multi-process (MMKV's flock), multi-process
 # with the shared-memory lock and encrypted at N keys, plain at 10^6 and at 10^4 keys, and the two
-# floors the third round's targets are stated against, each timed by a small C program of
+# floors some targets are stated against, each timed by a small C program of
 # tools/microbench/ in the same rounds: an uncontended flock(LOCK_EX)/flock(LOCK_UN) pair
 # (flock-pair.c, on the stores' file system) and one dependent random load in a 16 MiB table
 # (memory-latency.c --floor). All of them alternate for --runs rounds; every figure is the median
-# of its rounds. It prints the first round's targets (per-operation costs), the second round's
-# (ratios between modes, batches, small stores), and the third round's: each target beside its
-# floor, its ratio and its verdict. Then, unless --no-scaling, the scaling bench at 10^6 keys
+# of its rounds. It prints the per-operation targets, the ratios between modes, batches and small
+# stores, and each target stated against a floor, beside that floor, with its ratio and verdict
+# (docs/bench/store.md lists them). Then, unless --no-scaling, the scaling bench at 10^6 keys
 # (tools/bench.sh --scaling) for the resident memory a key.
 #
 # With --baseline REV, the same rounds also time REV's `mappedkv bench` at 10^6 keys (REV's tree is
@@ -17,7 +17,7 @@
 #
 #   tools/bench-targets.sh                 # N = 100000, 5 rounds, and the 10^6 scaling run
 #   tools/bench-targets.sh --n 10000 --runs 3 --no-scaling
-#   tools/bench-targets.sh --baseline ef581ae   # also against the code before the third round
+#   tools/bench-targets.sh --baseline HEAD~5    # also against older code
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 n=100000
@@ -139,7 +139,7 @@ for mode in ["plain", "multi-process", "shared-memory", "encrypted"]:
 
 def verdict(ok):
     return "yes" if ok else "NO"
-print(f"\nSecond round (ratios within the same rounds; medians of {runs})\n")
+print(f"\nRatios between modes, batches and small stores (within the same rounds; medians of {runs})\n")
 print("| target | figure | limit | met |")
 print("|---|---|---:|---|")
 for mode, label in [("multi-process", "multi-process (flock)"), ("shared-memory", "multi-process (shared-memory lock)")]:
@@ -179,7 +179,7 @@ if today_scaling:
 
 flock_pair = median[("floor", "flock_pair")]
 load = median[("floor", "dependent_load_16mib")]
-print(f"\nThird round: each target against its floor, timed in the same rounds (medians of {runs})\n")
+print(f"\nEach target against its floor, timed in the same rounds (medians of {runs})\n")
 print(f"Floors: an uncontended flock(LOCK_EX)/flock(LOCK_UN) pair {flock_pair:,.0f} ns "
       f"(tools/microbench/flock-pair.c); one dependent random load in a 16 MiB table {load:,.1f} ns "
       f"(tools/microbench/memory-latency.c --floor).\n")
@@ -211,8 +211,7 @@ row("batch_get_int32 at 10^6 keys (64 a call) / get_int32 at 10^4 keys", f"{batc
 reopen = median[("plain-1e6", "reopen_load")]
 pairs = None
 if not baseline:
-    print(f"| reopen at 10^6 keys (round two: 63.6 ms on its machine; compare with the code before this round: "
-          f"--baseline REV) | {reopen / 1e6:.1f} ms | | | | - |")
+    print(f"| reopen at 10^6 keys (compare with older code: --baseline REV) | {reopen / 1e6:.1f} ms | | | | - |")
 else:
     # No worse than the older code: today's figure at most REV's, both medians of the same rounds.
     older = median[("baseline-1e6", "reopen_load")]

@@ -253,6 +253,28 @@ awk -F'\t' '{
     printf "| %s | %s | %s | %\047.0f | %.2f ms | %.2f ms | %\047d | %\047d | %\047d |\n", $1, $2, ($3 == "read" ? "GET /cache/:key" : "POST /cache/:key"), $4, $5 / 1000, $6 / 1000, $7, $8, $9
 }' "$RESULTS"
 echo
+echo "## MappedKV's requests per second over the others' (same run)"
+echo
+echo "| route | processes | over memory | over fluent-sqlite | over fluent-postgres |"
+echo "|---|---:|---:|---:|---:|"
+awk -F'\t' '{ rate[$1 "\t" $2 "\t" $3] = $4; seen[$2 "\t" $3] = 1 }
+END {
+    for (route = 0; route < 2; route++) {
+        r = route == 0 ? "read" : "write"
+        for (n = 1; n <= 64; n++) {
+            if (!((n "\t" r) in seen) || !(("mappedkv\t" n "\t" r) in rate)) continue
+            ours = rate["mappedkv\t" n "\t" r]
+            line = sprintf("| %s | %d |", (r == "read" ? "GET /cache/:key" : "POST /cache/:key"), n)
+            split("memory fluent-sqlite fluent-postgres", others, " ")
+            for (i = 1; i <= 3; i++) {
+                key = others[i] "\t" n "\t" r
+                line = line ((key in rate) && rate[key] > 0 ? sprintf(" %.2fx |", ours / rate[key]) : " |")
+            }
+            print line
+        }
+    }
+}' "$RESULTS"
+echo
 echo "## Counter: $COUNTER_REQUESTS POSTs, $COUNTER_PARALLEL at a time (curl), then the final value"
 echo
 echo "| provider | processes | route | sent | answered 200 | other answers (count x status) | final value | lost updates |"

@@ -143,7 +143,7 @@ public struct Configuration: Sendable {
     /// 4 KiB page of the region the first time a read reaches it (true, the default), so that the
     /// open decrypts nothing and a process holds the plaintext of what it reads; or false, to
     /// decrypt the whole region into a private copy at the open, as a store shared through
-    /// `flock` does, for gets at that copy's speed. docs/bench/open.md compares the two.
+    /// `flock` does, for gets at that copy's speed. docs/bench/store.md compares the two.
     public var decryptsPagesOnRead = true
 
     /// Creates a configuration; the defaults open a plain store read-write with a one-page file,

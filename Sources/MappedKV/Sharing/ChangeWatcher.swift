@@ -11,7 +11,7 @@ import Synchronization
 /// is free at that moment. When the stamp moved it catches up exactly as a read would (the shared
 /// `flock`, then a tail decode or a reload) and delivers the changes. There is no early wake-up:
 /// other processes (MMKV among them) would have to signal one, and a 10 ms poll already costs
-/// little (docs/bench/README.md, "Change watcher").
+/// little (docs/bench/store.md, "The change watcher").
 ///
 /// The invariant: a watcher runs only while its store has subscribers. ``SharedStore`` starts one
 /// with the first subscription and stops it with the last; a stopped watcher's thread exits

@@ -6,7 +6,7 @@ import MappedKV
 ///
 /// It subscribes and then never touches the store, so every line it prints was pushed by the
 /// library's change watcher. With the hidden `--cpu-report` it prints the CPU time the process used
-/// while watching (how the watcher's idle cost in docs/bench/README.md was measured).
+/// while watching (how the watcher's idle cost in docs/bench/store.md is measured).
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",

@@ -96,7 +96,7 @@ final class AccessNoteFloor: Sendable {
         clock_gettime(CLOCK_REALTIME_COARSE, &now)  // the clock DiskCache reads by default
         let milliseconds = UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
         log.withLock { log in
-            let copied = key.utf8.withContiguousStorageIfAvailable { utf8 in
+            let copied: Void? = key.utf8.withContiguousStorageIfAvailable { utf8 in
                 if log.used + utf8.count + 8 > Self.capacity { log.used = 0 }
                 if let source = utf8.baseAddress {
                     (log.base + log.used).copyMemory(from: source, byteCount: min(utf8.count, Self.capacity - 8))
